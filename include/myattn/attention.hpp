@@ -1,0 +1,53 @@
+// MyAttn: construct once (validates, packs the weights for the chosen ISA), then forward.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "myattn/isa.hpp"
+#include "myattn/parameters.hpp"
+#include "myattn/tensor.hpp"
+
+namespace myattn {
+
+/// Owned results of the convenience forward.
+struct ForwardResult {
+    std::vector<float> output;       // [B, 1, o]
+    Shape output_shape;
+    std::vector<float> attn_weights; // [B, L]
+    Shape attn_weights_shape;
+};
+
+class MyAttn {
+  public:
+    /// Uses active_isa().
+    explicit MyAttn(Parameters params);
+    /// Uses `isa`; throws IsaError if it is not runnable here.
+    MyAttn(Parameters params, Isa isa);
+    ~MyAttn();
+    MyAttn(MyAttn&&) noexcept;
+    MyAttn& operator=(MyAttn&&) noexcept;
+    MyAttn(const MyAttn&) = delete;
+    MyAttn& operator=(const MyAttn&) = delete;
+
+    [[nodiscard]] const Dims& dims() const noexcept;
+    [[nodiscard]] const Parameters& parameters() const noexcept;
+    [[nodiscard]] Isa isa() const noexcept;
+
+    /// Q [B,1,q]; K [B,1,k] or [1,1,k]; V [B,L,d] or [1,L,d] (a leading 1 is shared by every
+    /// sample, in place). Writes output [B,1,o] and attn_weights [B,L]. B may be 0.
+    /// Allocates nothing; safe to call from many threads at once. Runs in the caller's
+    /// tbb::task_arena. Throws ShapeError / ArgumentError before writing anything.
+    void forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,
+                 MutableTensor attn_weights) const;
+
+    /// As above, returning owned results.
+    [[nodiscard]] ForwardResult forward(ConstTensor Q, ConstTensor K, ConstTensor V) const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace myattn

@@ -1,0 +1,33 @@
+// Exception types thrown by myattn. Every message names the tensor or file at fault and, for
+// shapes, gives the expected and the actual value.
+#pragma once
+
+#include <stdexcept>
+
+namespace myattn {
+
+/// A tensor has the wrong rank or size, or sizes whose product overflows.
+class ShapeError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+/// A caller-supplied argument is unusable (null data, aliasing buffers, bad ISA name...).
+class ArgumentError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+/// The requested ISA is unknown, not compiled in, or not runnable on this CPU.
+class IsaError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+/// A file cannot be read or written, or its contents are malformed.
+class FileError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+} // namespace myattn

@@ -1,0 +1,52 @@
+// Instruction-set selection. Kernels are compiled once per ISA; one is chosen at run time.
+//
+// The choice is made once, at first use: MYATTN_ISA (scalar|avx2|avx512|neon) if set, else the
+// best ISA this CPU runs. Asking for an ISA that is unknown, not compiled in, or not runnable
+// here is an error (IsaError), never a silent fallback.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace myattn {
+
+enum class Isa { scalar, avx2, avx512, neon };
+
+/// "scalar", "avx2", "avx512", "neon".
+[[nodiscard]] std::string_view isa_name(Isa isa) noexcept;
+/// The inverse of isa_name; nullopt for an unknown name.
+[[nodiscard]] std::optional<Isa> parse_isa(std::string_view name) noexcept;
+
+/// ISAs whose kernels are in this build, best first.
+[[nodiscard]] std::vector<Isa> compiled_isas();
+/// Compiled ISAs this CPU and OS can run, best first (scalar is always among them).
+[[nodiscard]] std::vector<Isa> runnable_isas();
+/// The ISA new MyAttn objects use. The first call makes the choice; throws IsaError if
+/// MYATTN_ISA names an ISA that cannot be used.
+[[nodiscard]] Isa active_isa();
+/// Why active_isa() is what it is, in one human-readable sentence.
+[[nodiscard]] std::string active_isa_reason();
+/// Force an ISA for the process (overrides MYATTN_ISA). Throws IsaError if it is not runnable.
+void set_isa(Isa isa);
+
+/// CPU features relevant to dispatch, as detected (CPUID + XGETBV on x86).
+struct CpuFeatures {
+    bool avx2 = false;     // AVX2 and OS support for YMM state
+    bool fma = false;      // FMA3
+    bool avx512f = false;  // AVX-512 Foundation and OS support for ZMM and opmask state
+    bool avx512bw = false;
+    bool avx512dq = false;
+    bool avx512vl = false;
+    bool neon = false;     // AArch64 Advanced SIMD (always present on AArch64)
+};
+
+/// The features of the CPU this process runs on.
+[[nodiscard]] const CpuFeatures& cpu_features();
+/// Human-readable list, e.g. "avx2 fma avx512f avx512bw avx512dq avx512vl".
+[[nodiscard]] std::string to_string(const CpuFeatures& f);
+/// Whether `isa` can run on a CPU with features `f` (ignores whether it was compiled in).
+[[nodiscard]] bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept;
+
+} // namespace myattn

@@ -1,0 +1,10 @@
+// The public face of myattn: include this one header.
+#pragma once
+
+#include "myattn/attention.hpp"
+#include "myattn/errors.hpp"
+#include "myattn/isa.hpp"
+#include "myattn/parameters.hpp"
+#include "myattn/safetensors.hpp"
+#include "myattn/tensor.hpp"
+#include "myattn/version.hpp"

@@ -1,0 +1,53 @@
+// Reading and writing safetensors files: an 8-byte little-endian header length, a JSON header
+// {name: {dtype, shape, data_offsets}} (optional "__metadata__"), then raw little-endian data.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "myattn/tensor.hpp"
+
+namespace myattn::safetensors {
+
+enum class Dtype { F32, F64, F16, BF16 };
+
+/// "F32", "F64", "F16", "BF16".
+[[nodiscard]] std::string_view dtype_name(Dtype dtype) noexcept;
+
+/// A tensor read from a file, converted to float.
+struct Tensor {
+    std::vector<std::size_t> shape;
+    std::vector<float> data;
+    Dtype stored_as = Dtype::F32; // the dtype in the file
+    [[nodiscard]] Shape view_shape() const { return Shape(std::span<const std::size_t>(shape)); }
+    [[nodiscard]] ConstTensor view() const { return {data.data(), view_shape()}; }
+};
+
+using TensorMap = std::map<std::string, Tensor, std::less<>>;
+
+/// Parses a whole file image. `what` names the source in error messages. Throws FileError on
+/// anything malformed; never reads outside `bytes`.
+[[nodiscard]] TensorMap parse(std::span<const std::byte> bytes, std::string_view what);
+
+/// Reads and parses a file. Throws FileError.
+[[nodiscard]] TensorMap read(const std::filesystem::path& file);
+
+/// One tensor to write.
+struct NamedTensor {
+    std::string name;
+    ConstTensor tensor;
+};
+
+/// Serialises tensors (stored as `dtype`, converted from float with round-to-nearest-even).
+[[nodiscard]] std::vector<std::byte> serialize(std::span<const NamedTensor> tensors, Dtype dtype = Dtype::F32);
+
+/// Writes to a temporary file in the same directory, then renames it over `file`: on error
+/// `file` is untouched and no temporary is left behind. Throws FileError.
+void write(const std::filesystem::path& file, std::span<const NamedTensor> tensors, Dtype dtype = Dtype::F32);
+
+} // namespace myattn::safetensors

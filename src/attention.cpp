@@ -1,0 +1,167 @@
+// MyAttn: validation, packing, and the parallel driver over tiles of the batch.
+#include "myattn/attention.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "aligned_buffer.hpp"
+#include "dispatch.hpp"
+#include "myattn/errors.hpp"
+#include "tiling.hpp"
+
+#ifdef MYATTN_WITH_TBB
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#endif
+
+namespace myattn {
+namespace {
+
+using detail::Batch;
+using detail::KernelTable;
+
+std::string shape_str(std::initializer_list<std::size_t> s) { return Shape(s).to_string(); }
+
+[[noreturn]] void bad_shape(const char* name, const std::string& expected, const Shape& got) {
+    throw ShapeError(std::string(name) + ": expected shape " + expected + ", got " + got.to_string());
+}
+
+// Checks rank and returns the number of elements; null data with elements is refused.
+template <class T>
+std::size_t checked_numel(const char* name, const TensorView<T>& t, std::size_t rank, const std::string& expected) {
+    if (t.shape.rank() != rank) bad_shape(name, expected, t.shape);
+    const std::size_t n = t.shape.numel(name);
+    if (n != 0 && t.data == nullptr)
+        throw ArgumentError(std::string(name) + ": data is null but shape " + t.shape.to_string() + " has " +
+                            std::to_string(n) + " elements");
+    return n;
+}
+
+struct Span {
+    const char* name;
+    const void* begin;
+    std::size_t floats;
+    bool overlaps(const Span& o) const {
+        if (floats == 0 || o.floats == 0) return false;
+        const auto* a = static_cast<const char*>(begin);
+        const auto* b = static_cast<const char*>(o.begin);
+        // std::less gives a total order even for pointers into different objects.
+        return std::less<>{}(a, b + o.floats * sizeof(float)) && std::less<>{}(b, a + floats * sizeof(float));
+    }
+};
+
+// Validates every tensor against Dims and each other; nothing is written before this returns.
+Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V,
+                    const MutableTensor& output, const MutableTensor& attn_weights, std::size_t& batch) {
+    const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
+                      o = dims.output_size;
+    const std::string q_expect = "[B, 1, " + std::to_string(q) + "]";
+    const std::size_t nq = checked_numel("Q", Q, 3, q_expect);
+    if (Q.shape[1] != 1 || Q.shape[2] != q) bad_shape("Q", q_expect, Q.shape);
+    const std::size_t B = Q.shape[0];
+
+    const std::string k_expect = shape_str({B, 1, k}) + " or " + shape_str({1, 1, k});
+    const std::size_t nk = checked_numel("K", K, 3, k_expect);
+    if ((K.shape[0] != B && K.shape[0] != 1) || K.shape[1] != 1 || K.shape[2] != k) bad_shape("K", k_expect, K.shape);
+
+    const std::string v_expect = shape_str({B, L, d}) + " or " + shape_str({1, L, d});
+    const std::size_t nv = checked_numel("V", V, 3, v_expect);
+    if ((V.shape[0] != B && V.shape[0] != 1) || V.shape[1] != L || V.shape[2] != d) bad_shape("V", v_expect, V.shape);
+
+    const std::size_t no = checked_numel("output", output, 3, shape_str({B, 1, o}));
+    if (!(output.shape == Shape{B, 1, o})) bad_shape("output", shape_str({B, 1, o}), output.shape);
+    const std::size_t nw = checked_numel("attn_weights", attn_weights, 2, shape_str({B, L}));
+    if (!(attn_weights.shape == Shape{B, L})) bad_shape("attn_weights", shape_str({B, L}), attn_weights.shape);
+
+    const Span outs[] = {{"output", output.data, no}, {"attn_weights", attn_weights.data, nw}};
+    const Span ins[] = {{"Q", Q.data, nq}, {"K", K.data, nk}, {"V", V.data, nv}, outs[1]};
+    for (const Span& out : outs)
+        for (const Span& in : ins)
+            if (out.begin != in.begin || out.name != in.name)
+                if (out.overlaps(in))
+                    throw ArgumentError(std::string(out.name) + ": output buffer overlaps " + in.name);
+
+    batch = B;
+    // With B = 1 a [1,...] K or V is both per-sample and shared: the stride does not matter.
+    return Batch{Q.data, K.data, V.data, K.shape[0] == B && B != 1 ? k : 0, V.shape[0] == B && B != 1 ? L * d : 0,
+                 output.data, attn_weights.data};
+}
+
+// Per-thread scratch that grows to the largest tile seen and is then reused: after the first
+// call on a thread, forward allocates nothing.
+float* thread_scratch(std::size_t floats) {
+    thread_local detail::AlignedBuffer buffer;
+    if (buffer.size() < floats) buffer = detail::AlignedBuffer(floats);
+    return buffer.data();
+}
+
+} // namespace
+
+struct MyAttn::Impl {
+    Parameters params;
+    const KernelTable* kernels;
+    detail::AlignedBuffer packed;
+};
+
+MyAttn::MyAttn(Parameters params) : MyAttn(std::move(params), active_isa()) {}
+
+MyAttn::MyAttn(Parameters params, Isa isa) {
+    const KernelTable& kernels = detail::kernels_for(isa);
+    const Dims& d = params.dims();
+    detail::AlignedBuffer packed(kernels.packed_size(d));
+    kernels.pack(d,
+                 {params.attn_weight().data(), params.attn_bias().data(), params.combine_weight().data(),
+                  params.combine_bias().data()},
+                 packed.data());
+    impl_ = std::make_unique<Impl>(Impl{std::move(params), &kernels, std::move(packed)});
+}
+
+MyAttn::~MyAttn() = default;
+MyAttn::MyAttn(MyAttn&&) noexcept = default;
+MyAttn& MyAttn::operator=(MyAttn&&) noexcept = default;
+
+const Dims& MyAttn::dims() const noexcept { return impl_->params.dims(); }
+const Parameters& MyAttn::parameters() const noexcept { return impl_->params; }
+Isa MyAttn::isa() const noexcept { return impl_->kernels->isa; }
+
+void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,
+                     MutableTensor attn_weights) const {
+    const Dims& dims = impl_->params.dims();
+    std::size_t B = 0;
+    const Batch batch = validate_call(dims, Q, K, V, output, attn_weights, B);
+    if (B == 0) return;
+
+    const KernelTable& kernels = *impl_->kernels;
+    const float* packed = impl_->packed.data();
+    const std::size_t rows = detail::rows_per_tile(dims, B);
+    const std::size_t tiles = (B + rows - 1) / rows;
+    auto run_tiles = [&](std::size_t first, std::size_t last) {
+        float* scratch = thread_scratch(kernels.scratch_size(dims, rows));
+        for (std::size_t t = first; t < last; ++t)
+            kernels.forward(dims, packed, batch, t * rows, std::min(B, (t + 1) * rows), scratch);
+    };
+#ifdef MYATTN_WITH_TBB
+    if (tiles > 1) {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles),
+                          [&](const tbb::blocked_range<std::size_t>& r) { run_tiles(r.begin(), r.end()); });
+        return;
+    }
+#endif
+    run_tiles(0, tiles);
+}
+
+ForwardResult MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V) const {
+    const Dims& d = dims();
+    // Shapes are checked by the other overload; size the outputs from Q's batch if it has one.
+    const std::size_t B = Q.shape.rank() == 3 ? Q.shape[0] : 0;
+    ForwardResult r;
+    r.output_shape = Shape{B, 1, d.output_size};
+    r.attn_weights_shape = Shape{B, d.value_size1};
+    r.output.resize(r.output_shape.numel("output"));
+    r.attn_weights.resize(r.attn_weights_shape.numel("attn_weights"));
+    forward(Q, K, V, {r.output.data(), r.output_shape}, {r.attn_weights.data(), r.attn_weights_shape});
+    return r;
+}
+
+} // namespace myattn

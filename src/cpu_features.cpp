@@ -1,0 +1,88 @@
+// CPU feature detection for dispatch. Done here rather than with xsimd: xsimd 8.1 read some
+// flags wrong on our Zen 4 and never checks that the OS saves the YMM/ZMM state (XGETBV).
+#include <string>
+
+#include "myattn/isa.hpp"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <cpuid.h>
+#endif
+
+namespace myattn {
+namespace {
+
+#if defined(__x86_64__) || defined(_M_X64)
+bool bit(unsigned reg, int n) { return (reg >> n) & 1u; }
+
+unsigned long long xgetbv0() {
+    unsigned eax = 0, edx = 0;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return (static_cast<unsigned long long>(edx) << 32) | eax;
+}
+
+CpuFeatures detect() {
+    CpuFeatures f;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+    const bool fma = bit(ecx, 12), osxsave = bit(ecx, 27), avx = bit(ecx, 28);
+    if (!osxsave || !avx) return f;
+    const unsigned long long xcr0 = xgetbv0();
+    const bool ymm_saved = (xcr0 & 0x6) == 0x6;     // SSE and AVX state
+    const bool zmm_saved = (xcr0 & 0xE6) == 0xE6;   // plus opmask, ZMM0-15 high halves, ZMM16-31
+    if (!ymm_saved) return f;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return f;
+    f.fma = fma;
+    f.avx2 = bit(ebx, 5);
+    if (zmm_saved) {
+        f.avx512f = bit(ebx, 16);
+        f.avx512dq = bit(ebx, 17);
+        f.avx512bw = bit(ebx, 30);
+        f.avx512vl = bit(ebx, 31);
+    }
+    return f;
+}
+#elif defined(__aarch64__)
+CpuFeatures detect() {
+    CpuFeatures f;
+    f.neon = true; // Advanced SIMD is mandatory in AArch64
+    return f;
+}
+#else
+CpuFeatures detect() { return {}; }
+#endif
+
+} // namespace
+
+const CpuFeatures& cpu_features() {
+    static const CpuFeatures features = detect();
+    return features;
+}
+
+std::string to_string(const CpuFeatures& f) {
+    std::string s;
+    auto add = [&](bool on, const char* name) {
+        if (!on) return;
+        if (!s.empty()) s += ' ';
+        s += name;
+    };
+    add(f.avx2, "avx2");
+    add(f.fma, "fma");
+    add(f.avx512f, "avx512f");
+    add(f.avx512bw, "avx512bw");
+    add(f.avx512dq, "avx512dq");
+    add(f.avx512vl, "avx512vl");
+    add(f.neon, "neon");
+    return s.empty() ? "(none beyond the baseline)" : s;
+}
+
+bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept {
+    switch (isa) {
+    case Isa::scalar: return true;
+    case Isa::avx2: return f.avx2 && f.fma;
+    case Isa::avx512: return f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.fma;
+    case Isa::neon: return f.neon;
+    }
+    return false;
+}
+
+} // namespace myattn

@@ -1,0 +1,67 @@
+// Blocking constants of every ISA, in one place, derived from the register file and L1.
+//
+//            lanes  registers  NR (nr_vectors)  MR  KC   panels(1)  (tile of the MR = 1 path)
+//   avx2       8       16         16 (2)         6   512     4       1 × 64
+//   avx512    16       32         32 (2)         8   512     4       1 × 128
+//   neon       4       32          8 (2)         8   512     4       1 × 32
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include "kernels/simd.hpp"
+
+namespace myattn::detail {
+namespace {
+
+template <class Arch>
+struct Blocking {
+    /// Floats per vector.
+    static constexpr std::size_t lanes = vfloat<Arch>::size;
+    /// Architectural vector registers: 16 ymm with AVX2; 32 zmm with AVX-512, 32 v with NEON.
+    static constexpr std::size_t registers = lanes == 8 ? 16 : 32;
+    /// Independent accumulators that keep the FMA pipes busy: latency × vectors issued per
+    /// cycle is 4 × 2 on Zen 4 (ymm; zmm is double-pumped), Skylake-X (zmm) and Neoverse V1.
+    static constexpr std::size_t in_flight = 8;
+
+    /// NR = two vectors of outputs per panel: each broadcast input feeds two independent FMAs,
+    /// and a zero-padded last panel wastes less than two vectors.
+    static constexpr std::size_t nr_vectors = 2;
+    static constexpr std::size_t NR = nr_vectors * lanes;
+
+    /// MR samples: MR × nr_vectors accumulators, nr_vectors panel loads and one broadcast fill
+    /// the register file (AVX2: 6 × 2 + 3 = 15 of 16). Capped at 8: past that each extra row
+    /// costs one broadcast per two FMAs and gains no latency hiding, while the edge groups of
+    /// small batches grow.
+    static constexpr std::size_t MR_fit = (registers - nr_vectors - 1) / nr_vectors;
+    static constexpr std::size_t MR = MR_fit < 8 ? MR_fit : 8;
+
+    /// KC inputs per pass over the panels: the MR × KC sliver of inputs, reused by every panel,
+    /// stays in half of a 32 KiB L1 (the smallest L1 of the targets) while panels stream past.
+    static constexpr std::size_t KC = [] {
+        std::size_t kc = 64;
+        while (2 * kc * MR * sizeof(float) <= 16 * 1024) kc *= 2;
+        return kc;
+    }();
+
+    /// Panels a tile of M samples covers at once. Full tiles (M = MR) take one; smaller ones
+    /// (edge groups, and the B = 1 matrix-vector path) take several, so they still have about
+    /// `in_flight` independent sums without exceeding the MR × nr_vectors accumulators.
+    static constexpr std::size_t panels(std::size_t M) {
+        const std::size_t p = MR / M;
+        const std::size_t most = in_flight / nr_vectors;
+        return p < 1 ? 1 : p > most ? most : p;
+    }
+};
+
+/// Calls f(std::integral_constant<std::size_t, M>{}) with M = min(rows, Max), rows >= 1: runs
+/// a group of samples through the kernels compiled for exactly that many.
+template <std::size_t Max, class F>
+inline void with_rows(std::size_t rows, F&& f) {
+    if constexpr (Max > 1)
+        if (rows < Max) return with_rows<Max - 1>(rows, f);
+    f(std::integral_constant<std::size_t, Max>{});
+}
+
+} // namespace
+} // namespace myattn::detail

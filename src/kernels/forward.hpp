@@ -1,0 +1,83 @@
+// The fused forward of one ISA, and its KernelTable: the kernels of this directory composed.
+//
+// A tile of samples runs in groups of MR: scores (straight into attn_weights) → softmax in
+// place → weighted sum into scratch → combine into output, so each group's Q, K and V rows,
+// weights and `a` are still in L1 for the next step. The packed weights are W1's panels then
+// W2's (pack_linear's layout each).
+//
+// Only src/isa/<isa>.cpp includes this, once, and exports nothing but its table accessor.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+#include "kernels/blocking.hpp"
+#include "kernels/linear.hpp"
+#include "kernels/softmax.hpp"
+#include "kernels/table.hpp"
+#include "kernels/weighted_sum.hpp"
+
+namespace myattn::detail {
+namespace {
+
+template <class Arch>
+std::size_t packed_size(const Dims& d) {
+    return linear_packed_size<Arch>(d.value_size1, d.query_size + d.key_size) +
+           linear_packed_size<Arch>(d.output_size, d.query_size + d.value_size2);
+}
+
+template <class Arch>
+void pack(const Dims& d, const WeightsView& w, float* packed) {
+    pack_linear<Arch>(w.attn_weight, w.attn_bias, d.value_size1, d.query_size + d.key_size, packed);
+    pack_linear<Arch>(w.combine_weight, w.combine_bias, d.output_size, d.query_size + d.value_size2,
+                      packed + linear_packed_size<Arch>(d.value_size1, d.query_size + d.key_size));
+}
+
+/// `a` for one group of MR samples.
+template <class Arch>
+std::size_t scratch_size(const Dims& d, std::size_t rows) {
+    constexpr std::size_t MR = Blocking<Arch>::MR;
+    return (rows < MR ? rows : MR) * d.value_size2;
+}
+
+template <class Arch>
+void forward(const Dims& dims, const float* packed, const Batch& x, std::size_t begin, std::size_t end,
+             float* scratch) {
+    constexpr std::size_t MR = Blocking<Arch>::MR;
+    const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
+                      o = dims.output_size;
+    const float* W1 = packed;
+    const float* W2 = packed + linear_packed_size<Arch>(L, q + k);
+    for (std::size_t g = begin; g < end; g += MR)
+        with_rows<MR>(end - g, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+            const float* Q = x.Q + g * q;
+            float* w = x.attn_weights + g * L;
+            linear_rows<Arch, M>(W1, L, {Q, q, q, x.K + g * x.k_stride, x.k_stride, k}, w, L);
+            for (std::size_t m = 0; m < M; ++m) softmax<Arch>(w + m * L, L);
+            if (x.v_stride == 0)
+                weighted_sum_rows<Arch, M>(w, L, x.V, L, d, scratch, d);
+            else
+                for (std::size_t m = 0; m < M; ++m)
+                    weighted_sum_rows<Arch, 1>(w + m * L, L, x.V + (g + m) * x.v_stride, L, d, scratch + m * d, d);
+            linear_rows<Arch, M>(W2, o, {Q, q, q, scratch, d, d}, x.output + g * o, o);
+        });
+}
+
+template <class Arch>
+constexpr KernelTable make_table(Isa isa) {
+    return {.isa = isa,
+            .mr = Blocking<Arch>::MR,
+            .nr = Blocking<Arch>::NR,
+            .packed_size = packed_size<Arch>,
+            .pack = pack<Arch>,
+            .scratch_size = scratch_size<Arch>,
+            .forward = forward<Arch>,
+            .linear_packed_size = linear_packed_size<Arch>,
+            .pack_linear = pack_linear<Arch>,
+            .linear = linear<Arch>,
+            .softmax = softmax<Arch>,
+            .weighted_sum = weighted_sum<Arch>};
+}
+
+} // namespace
+} // namespace myattn::detail

@@ -1,0 +1,70 @@
+// The few vector helpers the kernels share, over xsimd 8.1.
+//
+// Included only by the per-ISA translation units (src/isa/<isa>.cpp), never by baseline code.
+// Everything in kernels/ lives in an anonymous namespace: each ISA object gets its own private
+// copy, so the linker can never substitute one ISA's code for another's (the ODR trap of
+// ../shared/platform-notes.md). For the same reason the kernels call no std:: function
+// templates (std::min, std::copy_n...), which would be weak symbols shared between objects.
+#pragma once
+
+#include <cstddef>
+#include <xsimd/xsimd.hpp>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace myattn::detail {
+namespace {
+
+template <class Arch>
+using vfloat = xsimd::batch<float, Arch>;
+
+/// x * y + z with a single rounding. Every kernel accumulates through this, so a sum is the
+/// same chain of fused operations in every lane, in every tile shape and in the scalar tails.
+template <class Arch>
+inline vfloat<Arch> fmadd(vfloat<Arch> x, vfloat<Arch> y, vfloat<Arch> z) {
+    return xsimd::fma(x, y, z);
+}
+
+#if defined(__AVX512F__)
+// xsimd 8.1 has no AVX-512 fma: its generic fallback is a multiply then an add, which
+// -std=c++20 (-ffp-contract=off) leaves unfused: twice the instructions and a second rounding.
+inline vfloat<xsimd::avx512f> fmadd(vfloat<xsimd::avx512f> x, vfloat<xsimd::avx512f> y, vfloat<xsimd::avx512f> z) {
+    return _mm512_fmadd_ps(x, y, z);
+}
+#endif
+
+/// The `n` floats at p (n < lanes), the other lanes `fill`: reads nothing past p + n.
+template <class Arch>
+inline vfloat<Arch> load_tail(const float* p, std::size_t n, float fill) {
+    float buf[vfloat<Arch>::size];
+    for (std::size_t i = 0; i < vfloat<Arch>::size; ++i) buf[i] = i < n ? p[i] : fill;
+    return vfloat<Arch>::load_unaligned(buf);
+}
+
+/// Stores the first `n` lanes of v at p (n < lanes): writes nothing past p + n.
+template <class Arch>
+inline void store_tail(float* p, std::size_t n, vfloat<Arch> v) {
+    float buf[vfloat<Arch>::size];
+    v.store_unaligned(buf);
+    for (std::size_t i = 0; i < n; ++i) p[i] = buf[i];
+}
+
+/// Loads the vector at p of which only `n` floats exist (any n; lanes past n read as 0).
+template <class Arch>
+inline vfloat<Arch> load_upto(const float* p, std::size_t n) {
+    return n >= vfloat<Arch>::size ? vfloat<Arch>::load_unaligned(p) : load_tail<Arch>(p, n, 0.0f);
+}
+
+/// Stores the vector v at p, of which only `n` floats exist (any n).
+template <class Arch>
+inline void store_upto(float* p, std::size_t n, vfloat<Arch> v) {
+    if (n >= vfloat<Arch>::size)
+        v.store_unaligned(p);
+    else
+        store_tail<Arch>(p, n, v);
+}
+
+} // namespace
+} // namespace myattn::detail

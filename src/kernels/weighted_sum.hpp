@@ -1,0 +1,88 @@
+// The weighted sum over V: a[m, :] = sum_l w[m, l] V[l, :].
+//
+// One register tile of M samples × NB vectors of columns runs down the L rows of V, loading each
+// V row segment once for all M samples and broadcasting each weight. A V per sample is that tile
+// with M = 1 (V streams once, a wide column block hides the FMA latency); a V shared by every
+// sample is a small GEMM and takes M = MR. Either way every a[m, j] is the chain
+// fma(w_L-1, V_L-1,j, ... fma(w_0, V_0,j, 0)), in l order, so shared and copied V give bitwise
+// the same result; the columns past the last whole vector take that chain in scalar code.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#include "kernels/blocking.hpp"
+#include "kernels/simd.hpp"
+
+namespace myattn::detail {
+namespace {
+
+/// M samples × NB whole vectors of columns, starting at the column V and a point to.
+template <class Arch, std::size_t M, std::size_t NB>
+void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, float* a,
+                       std::size_t lda) {
+    constexpr std::size_t lanes = Blocking<Arch>::lanes;
+    vfloat<Arch> acc[M][NB];
+#pragma GCC unroll 16
+    for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < NB; ++c) acc[m][c] = vfloat<Arch>(0.0f);
+    for (std::size_t l = 0; l < L; ++l, V += d) {
+        vfloat<Arch> v[NB];
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < NB; ++c) v[c] = vfloat<Arch>::load_unaligned(V + c * lanes);
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m) {
+            const vfloat<Arch> wm(w[m * ldw + l]);
+#pragma GCC unroll 16
+            for (std::size_t c = 0; c < NB; ++c) acc[m][c] = fmadd<Arch>(wm, v[c], acc[m][c]);
+        }
+    }
+#pragma GCC unroll 16
+    for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < NB; ++c) acc[m][c].store_unaligned(a + m * lda + c * lanes);
+}
+
+/// Whole-vector columns [col, end), NB vectors at a time, then the remainder with fewer.
+template <class Arch, std::size_t M, std::size_t NB>
+void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, float* a,
+                          std::size_t lda, std::size_t col, std::size_t end) {
+    constexpr std::size_t step = NB * Blocking<Arch>::lanes;
+    for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, L, d, a + col, lda);
+    if constexpr (NB > 1)
+        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, L, d, a, lda, col, end);
+}
+
+/// M samples sharing one V [L, d].
+template <class Arch, std::size_t M>
+void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, float* a,
+                       std::size_t lda) {
+    using B = Blocking<Arch>;
+    const std::size_t full = d - d % B::lanes;
+    weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, L, d, a, lda, 0, full);
+    for (std::size_t m = 0; m < M; ++m)
+        for (std::size_t j = full; j < d; ++j) {
+            float acc = 0.0f;
+            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], V[l * d + j], acc);
+            a[m * lda + j] = acc;
+        }
+}
+
+template <class Arch>
+void weighted_sum(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
+                  std::size_t L, std::size_t d, float* a, std::size_t lda) {
+    constexpr std::size_t MR = Blocking<Arch>::MR;
+    if (v_stride != 0) {
+        for (std::size_t r = 0; r < rows; ++r)
+            weighted_sum_rows<Arch, 1>(w + r * ldw, ldw, V + r * v_stride, L, d, a + r * lda, lda);
+        return;
+    }
+    for (std::size_t r = 0; r < rows; r += MR)
+        with_rows<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+            weighted_sum_rows<Arch, M>(w + r * ldw, ldw, V, L, d, a + r * lda, lda);
+        });
+}
+
+} // namespace
+} // namespace myattn::detail

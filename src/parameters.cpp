@@ -1,0 +1,146 @@
+#include "myattn/parameters.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "myattn/errors.hpp"
+#include "myattn/safetensors.hpp"
+
+namespace myattn {
+namespace {
+
+std::size_t checked_add(std::size_t a, std::size_t b, const char* what) {
+    if (a > std::numeric_limits<std::size_t>::max() - b)
+        throw ShapeError(std::string(what) + ": size overflows size_t");
+    return a + b;
+}
+
+void expect_size(const char* name, std::span<const float> got, const Shape& want) {
+    const std::size_t n = want.numel(name);
+    if (got.size() != n)
+        throw ShapeError(std::string(name) + ": expected " + std::to_string(n) + " elements (shape " +
+                         want.to_string() + "), got " + std::to_string(got.size()));
+}
+
+// splitmix64: tiny, fast, and the same stream on every platform (std distributions are not).
+struct SplitMix64 {
+    std::uint64_t state;
+    std::uint64_t next() {
+        std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    }
+    // Uniform in [-bound, bound): 24 random bits, exactly representable in float.
+    float uniform(float bound) {
+        const float u = static_cast<float>(next() >> 40) * 0x1p-24f;
+        return bound * (2.0f * u - 1.0f);
+    }
+};
+
+std::vector<float> uniform_vector(SplitMix64& rng, std::size_t n, float bound) {
+    std::vector<float> v(n);
+    for (float& x : v) x = rng.uniform(bound);
+    return v;
+}
+
+const safetensors::Tensor& require(const safetensors::TensorMap& map, const std::filesystem::path& file,
+                                   const char* name, std::size_t rank) {
+    const auto it = map.find(name);
+    if (it == map.end()) throw FileError(file.string() + ": missing tensor '" + name + "'");
+    const safetensors::Tensor& t = it->second;
+    if (t.shape.size() != rank)
+        throw ShapeError(std::string(name) + ": expected a tensor of rank " + std::to_string(rank) + ", got shape " +
+                         t.view_shape().to_string());
+    return t;
+}
+
+} // namespace
+
+std::string Dims::to_string() const {
+    return "q=" + std::to_string(query_size) + " k=" + std::to_string(key_size) + " L=" + std::to_string(value_size1) +
+           " d=" + std::to_string(value_size2) + " o=" + std::to_string(output_size);
+}
+
+void validate(const Dims& d) {
+    const std::pair<const char*, std::size_t> sizes[] = {{"query_size", d.query_size},
+                                                         {"key_size", d.key_size},
+                                                         {"value_size1", d.value_size1},
+                                                         {"value_size2", d.value_size2},
+                                                         {"output_size", d.output_size}};
+    for (auto [name, value] : sizes)
+        if (value == 0) throw ShapeError(std::string("Dims: ") + name + " must be > 0, got 0 (" + d.to_string() + ")");
+    const std::size_t qk = checked_add(d.query_size, d.key_size, "attn.weight (q+k)");
+    const std::size_t qd = checked_add(d.query_size, d.value_size2, "attn_combine.weight (q+d)");
+    (void)Shape{d.value_size1, qk + 1}.numel("attn.weight and attn.bias");
+    (void)Shape{d.output_size, qd + 1}.numel("attn_combine.weight and attn_combine.bias");
+    (void)Shape{d.value_size1, d.value_size2}.numel("V [L, d]");
+}
+
+Parameters::Parameters(const Dims& dims, std::span<const float> attn_weight, std::span<const float> attn_bias,
+                       std::span<const float> combine_weight, std::span<const float> combine_bias)
+    : dims_(dims) {
+    validate(dims);
+    const std::size_t L = dims.value_size1, o = dims.output_size;
+    expect_size(attn_weight_name, attn_weight, {L, dims.query_size + dims.key_size});
+    expect_size(attn_bias_name, attn_bias, {L});
+    expect_size(combine_weight_name, combine_weight, {o, dims.query_size + dims.value_size2});
+    expect_size(combine_bias_name, combine_bias, {o});
+    attn_weight_.assign(attn_weight.begin(), attn_weight.end());
+    attn_bias_.assign(attn_bias.begin(), attn_bias.end());
+    combine_weight_.assign(combine_weight.begin(), combine_weight.end());
+    combine_bias_.assign(combine_bias.begin(), combine_bias.end());
+}
+
+Parameters Parameters::random(const Dims& dims, std::uint64_t seed) {
+    validate(dims);
+    SplitMix64 rng{seed};
+    const std::size_t in1 = dims.query_size + dims.key_size, in2 = dims.query_size + dims.value_size2;
+    const float bound1 = 1.0f / std::sqrt(static_cast<float>(in1));
+    const float bound2 = 1.0f / std::sqrt(static_cast<float>(in2));
+    Parameters p;
+    p.dims_ = dims;
+    p.attn_weight_ = uniform_vector(rng, dims.value_size1 * in1, bound1);
+    p.attn_bias_ = uniform_vector(rng, dims.value_size1, bound1);
+    p.combine_weight_ = uniform_vector(rng, dims.output_size * in2, bound2);
+    p.combine_bias_ = uniform_vector(rng, dims.output_size, bound2);
+    return p;
+}
+
+Parameters Parameters::load(const std::filesystem::path& file, std::size_t query_size) {
+    const safetensors::TensorMap map = safetensors::read(file);
+    const auto& w1 = require(map, file, attn_weight_name, 2);
+    const auto& b1 = require(map, file, attn_bias_name, 1);
+    const auto& w2 = require(map, file, combine_weight_name, 2);
+    const auto& b2 = require(map, file, combine_bias_name, 1);
+    const std::size_t q = query_size;
+    if (w1.shape[1] <= q)
+        throw ShapeError(std::string(attn_weight_name) + ": expected [L, q+k] with q=" + std::to_string(q) +
+                         " and k >= 1, got " + w1.view_shape().to_string());
+    if (w2.shape[1] <= q)
+        throw ShapeError(std::string(combine_weight_name) + ": expected [o, q+d] with q=" + std::to_string(q) +
+                         " and d >= 1, got " + w2.view_shape().to_string());
+    const Dims dims{q, w1.shape[1] - q, w1.shape[0], w2.shape[1] - q, w2.shape[0]};
+    if (b1.shape[0] != dims.value_size1)
+        throw ShapeError(std::string(attn_bias_name) + ": expected [" + std::to_string(dims.value_size1) +
+                         "] (L from attn.weight " + w1.view_shape().to_string() + "), got " +
+                         b1.view_shape().to_string());
+    if (b2.shape[0] != dims.output_size)
+        throw ShapeError(std::string(combine_bias_name) + ": expected [" + std::to_string(dims.output_size) +
+                         "] (o from attn_combine.weight " + w2.view_shape().to_string() + "), got " +
+                         b2.view_shape().to_string());
+    return Parameters(dims, w1.data, b1.data, w2.data, b2.data);
+}
+
+void Parameters::save(const std::filesystem::path& file) const {
+    const std::size_t L = dims_.value_size1, o = dims_.output_size;
+    const safetensors::NamedTensor tensors[] = {
+        {attn_weight_name, {attn_weight_.data(), {L, dims_.query_size + dims_.key_size}}},
+        {attn_bias_name, {attn_bias_.data(), {L}}},
+        {combine_weight_name, {combine_weight_.data(), {o, dims_.query_size + dims_.value_size2}}},
+        {combine_bias_name, {combine_bias_.data(), {o}}},
+    };
+    safetensors::write(file, tensors);
+}
+
+} // namespace myattn

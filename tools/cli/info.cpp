@@ -1,0 +1,38 @@
+#include <cstdio>
+#include <string>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "myattn/myattn.hpp"
+
+namespace myattn::cli {
+namespace {
+
+std::string join(const std::vector<Isa>& isas) {
+    std::string s;
+    for (Isa isa : isas) {
+        if (!s.empty()) s += ' ';
+        s += isa_name(isa);
+    }
+    return s;
+}
+
+} // namespace
+
+int info(std::span<char* const> args) {
+    const Args opts("info", args, {});
+    if (opts.help()) {
+        std::puts("usage: myattn info\n\nPrints the CPU features seen, the ISAs compiled in, those this CPU runs,\n"
+                  "and the active ISA with the reason for the choice (MYATTN_ISA forces one).");
+        return 0;
+    }
+    const Isa active = active_isa(); // throws if MYATTN_ISA is unusable
+    std::printf("myattn %s\n", version_string);
+    std::printf("cpu features:  %s\n", to_string(cpu_features()).c_str());
+    std::printf("compiled isas: %s\n", join(compiled_isas()).c_str());
+    std::printf("runnable isas: %s\n", join(runnable_isas()).c_str());
+    std::printf("active isa:    %s (%s)\n", std::string(isa_name(active)).c_str(), active_isa_reason().c_str());
+    return 0;
+}
+
+} // namespace myattn::cli

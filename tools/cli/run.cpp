@@ -1,0 +1,57 @@
+// myattn run: weights and inputs from safetensors files, outputs to one.
+#include <cstdio>
+#include <string>
+
+#include "args.hpp"
+#include "commands.hpp"
+#include "myattn/myattn.hpp"
+
+namespace myattn::cli {
+namespace {
+
+const safetensors::Tensor& input(const safetensors::TensorMap& map, const std::string& file, const char* name) {
+    const auto it = map.find(name);
+    if (it == map.end()) throw FileError(file + ": missing tensor '" + name + "'");
+    return it->second;
+}
+
+} // namespace
+
+int run(std::span<char* const> args) {
+    const Args opts("run", args, {"weights", "inputs", "output", "isa", "threads"});
+    if (opts.help()) {
+        std::puts(
+            "usage: myattn run --weights W.safetensors --inputs I.safetensors --output O.safetensors\n"
+            "                  [--isa scalar|avx2|avx512|neon] [--threads N]\n\n"
+            "W holds the PyTorch state_dict tensors attn.weight [L, q+k], attn.bias [L],\n"
+            "attn_combine.weight [o, q+d], attn_combine.bias [o] (F32, F64, F16 or BF16).\n"
+            "I holds Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d].\n"
+            "O receives output [B, 1, o] and attn_weights [B, L] as F32; it is written to a\n"
+            "temporary file and renamed, so an error never leaves a partial file.");
+        return 0;
+    }
+    const std::string weights_file = opts.require("weights"), inputs_file = opts.require("inputs"),
+                      output_file = opts.require("output");
+    const auto forced = opts.isa();
+    const auto threads = opts.count("threads");
+
+    const safetensors::TensorMap inputs = safetensors::read(inputs_file);
+    const auto& Q = input(inputs, inputs_file, "Q");
+    const auto& K = input(inputs, inputs_file, "K");
+    const auto& V = input(inputs, inputs_file, "V");
+    if (Q.shape.size() != 3)
+        throw ShapeError("Q: expected shape [B, 1, q], got " + Q.view_shape().to_string());
+    // The weights do not carry q; every other size is cross-checked by load and forward.
+    const MyAttn attn(Parameters::load(weights_file, Q.shape[2]), forced.value_or(active_isa()));
+
+    ForwardResult r;
+    with_threads(threads, [&] { r = attn.forward(Q.view(), K.view(), V.view()); });
+    const safetensors::NamedTensor out[] = {{"output", {r.output.data(), r.output_shape}},
+                                            {"attn_weights", {r.attn_weights.data(), r.attn_weights_shape}}};
+    safetensors::write(output_file, out);
+    std::printf("%s: output %s, attn_weights %s (isa %s)\n", output_file.c_str(), r.output_shape.to_string().c_str(),
+                r.attn_weights_shape.to_string().c_str(), std::string(isa_name(attn.isa())).c_str());
+    return 0;
+}
+
+} // namespace myattn::cli
