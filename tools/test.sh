@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# The README's second command (and CI's): install what is missing, build (Release, warnings
-# are errors), and run the whole test suite.
+# The README's second command (and CI's): install what is missing, build, and run the whole
+# test suite, stage by stage. Each stage is a script in tools/ci/ that can also run alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tools/install-deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release -j"$(nproc)"
-ctest --preset release -j"$(nproc)"
+stages=(
+  tools/ci/release.sh # Release build, warnings are errors, ctest (every runnable ISA)
+)
+
+for stage in "${stages[@]}"; do
+  echo "=== ${stage} ==="
+  SECONDS=0
+  bash "${stage}"
+  echo "=== ${stage}: ok in ${SECONDS}s ==="
+done
