@@ -23,13 +23,16 @@ using detail::KernelTable;
 
 std::string shape_str(std::initializer_list<std::size_t> s) { return Shape(s).to_string(); }
 
-[[noreturn]] void bad_shape(const char* name, const std::string& expected, const Shape& got) {
-    throw ShapeError(std::string(name) + ": expected shape " + expected + ", got " + got.to_string());
+// Expected shapes are spelled out only when a check fails: forward builds no strings (and so
+// allocates nothing) on the valid path.
+template <class Expected>
+[[noreturn]] void bad_shape(const char* name, Expected expected, const Shape& got) {
+    throw ShapeError(std::string(name) + ": expected shape " + expected() + ", got " + got.to_string());
 }
 
 // Checks rank and returns the number of elements; null data with elements is refused.
-template <class T>
-std::size_t checked_numel(const char* name, const TensorView<T>& t, std::size_t rank, const std::string& expected) {
+template <class T, class Expected>
+std::size_t checked_numel(const char* name, const TensorView<T>& t, std::size_t rank, Expected expected) {
     if (t.shape.rank() != rank) bad_shape(name, expected, t.shape);
     const std::size_t n = t.shape.numel(name);
     if (n != 0 && t.data == nullptr)
@@ -56,23 +59,25 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
                     const MutableTensor& output, const MutableTensor& attn_weights, std::size_t& batch) {
     const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
                       o = dims.output_size;
-    const std::string q_expect = "[B, 1, " + std::to_string(q) + "]";
+    const auto q_expect = [&] { return "[B, 1, " + std::to_string(q) + "]"; };
     const std::size_t nq = checked_numel("Q", Q, 3, q_expect);
     if (Q.shape[1] != 1 || Q.shape[2] != q) bad_shape("Q", q_expect, Q.shape);
     const std::size_t B = Q.shape[0];
 
-    const std::string k_expect = shape_str({B, 1, k}) + " or " + shape_str({1, 1, k});
+    const auto k_expect = [&] { return shape_str({B, 1, k}) + " or " + shape_str({1, 1, k}); };
     const std::size_t nk = checked_numel("K", K, 3, k_expect);
     if ((K.shape[0] != B && K.shape[0] != 1) || K.shape[1] != 1 || K.shape[2] != k) bad_shape("K", k_expect, K.shape);
 
-    const std::string v_expect = shape_str({B, L, d}) + " or " + shape_str({1, L, d});
+    const auto v_expect = [&] { return shape_str({B, L, d}) + " or " + shape_str({1, L, d}); };
     const std::size_t nv = checked_numel("V", V, 3, v_expect);
     if ((V.shape[0] != B && V.shape[0] != 1) || V.shape[1] != L || V.shape[2] != d) bad_shape("V", v_expect, V.shape);
 
-    const std::size_t no = checked_numel("output", output, 3, shape_str({B, 1, o}));
-    if (!(output.shape == Shape{B, 1, o})) bad_shape("output", shape_str({B, 1, o}), output.shape);
-    const std::size_t nw = checked_numel("attn_weights", attn_weights, 2, shape_str({B, L}));
-    if (!(attn_weights.shape == Shape{B, L})) bad_shape("attn_weights", shape_str({B, L}), attn_weights.shape);
+    const auto o_expect = [&] { return shape_str({B, 1, o}); };
+    const std::size_t no = checked_numel("output", output, 3, o_expect);
+    if (!(output.shape == Shape{B, 1, o})) bad_shape("output", o_expect, output.shape);
+    const auto w_expect = [&] { return shape_str({B, L}); };
+    const std::size_t nw = checked_numel("attn_weights", attn_weights, 2, w_expect);
+    if (!(attn_weights.shape == Shape{B, L})) bad_shape("attn_weights", w_expect, attn_weights.shape);
 
     const Span outs[] = {{"output", output.data, no}, {"attn_weights", attn_weights.data, nw}};
     const Span ins[] = {{"Q", Q.data, nq}, {"K", K.data, nk}, {"V", V.data, nv}, outs[1]};
