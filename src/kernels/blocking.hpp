@@ -20,8 +20,9 @@ struct Blocking {
     static constexpr std::size_t lanes = vfloat<Arch>::size;
     /// Architectural vector registers: 16 ymm with AVX2; 32 zmm with AVX-512, 32 v with NEON.
     static constexpr std::size_t registers = lanes == 8 ? 16 : 32;
-    /// Independent accumulators that keep the FMA pipes busy: latency × vectors issued per
-    /// cycle is 4 × 2 on Zen 4 (ymm; zmm is double-pumped), Skylake-X (zmm) and Neoverse V1.
+    /// Independent accumulators that keep the FMA pipes busy: FMA latency × vectors issued per
+    /// cycle is 4 × 2 on Haswell and Zen 4 (ymm; Zen 4 issues one zmm), Skylake-X (zmm) and
+    /// Cortex-A76 / Neoverse N1.
     static constexpr std::size_t in_flight = 8;
 
     /// NR = two vectors of outputs per panel: each broadcast input feeds two independent FMAs,
@@ -38,11 +39,21 @@ struct Blocking {
 
     /// KC inputs per pass over the panels: the MR × KC sliver of inputs, reused by every panel,
     /// stays in half of a 32 KiB L1 (the smallest L1 of the targets) while panels stream past.
+    static constexpr std::size_t l1_bytes = 32 * 1024;
     static constexpr std::size_t KC = [] {
         std::size_t kc = 64;
-        while (2 * kc * MR * sizeof(float) <= 16 * 1024) kc *= 2;
+        while (2 * kc * MR * sizeof(float) <= l1_bytes / 2) kc *= 2;
         return kc;
     }();
+
+    /// Bytes of V rows the weighted sum sweeps at once, column block by column block: so narrow
+    /// a window keeps a wide V (shape X: rows 4 KiB apart) streaming in order for the hardware
+    /// prefetchers, where running each column block down all L rows would not; `a` is reloaded
+    /// once per window.
+    static constexpr std::size_t window = 16 * 1024;
+
+    /// Most bytes of V the fused forward prefetches for the next group: a quarter of a 1 MiB L2.
+    static constexpr std::size_t prefetch_limit = 256 * 1024;
 
     /// Panels a tile of M samples covers at once. Full tiles (M = MR) take one; smaller ones
     /// (edge groups, and the B = 1 matrix-vector path) take several, so they still have about
@@ -54,12 +65,12 @@ struct Blocking {
     }
 };
 
-/// Calls f(std::integral_constant<std::size_t, M>{}) with M = min(rows, Max), rows >= 1: runs
-/// a group of samples through the kernels compiled for exactly that many.
+/// Calls f(std::integral_constant<std::size_t, N>{}) with N = min(n, Max), n >= 1: runs a
+/// group of n samples (or a panel of n vectors) through the code compiled for exactly that many.
 template <std::size_t Max, class F>
-inline void with_rows(std::size_t rows, F&& f) {
+inline void with_size(std::size_t n, F&& f) {
     if constexpr (Max > 1)
-        if (rows < Max) return with_rows<Max - 1>(rows, f);
+        if (n < Max) return with_size<Max - 1>(n, f);
     f(std::integral_constant<std::size_t, Max>{});
 }
 

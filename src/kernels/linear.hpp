@@ -1,11 +1,14 @@
 // Linear with bias over split input rows: y = b + W · [x1; x2], never building [x1; x2].
 //
 // The weights are packed once (pack_linear) into panels of NR output features, BLIS style:
-// NR biases, then for every input i the NR weights W[j0 .. j0 + NR, i], zero-padded past the
-// last feature. The micro-kernel keeps M samples × P panels of accumulators in registers and
-// broadcasts each input of each sample once per step. Every output is its bias followed by
-// one fused multiply-add per input, in input order (x1 then x2), whatever M, P or the KC block:
-// a sample's result is bitwise the same in any tile, row position or thread.
+// NR biases, then for every input i the NR weights W[j0 .. j0 + NR, i]. A last panel of fewer
+// features is only as many whole vectors wide as they need (zero-padded to that), so a small
+// Linear (shape T's 10 scores on AVX-512) does not pay for a full NR of padding.
+//
+// The micro-kernel keeps M samples × P panels of accumulators in registers and broadcasts each
+// input of each sample once per step. Every output is its bias followed by one fused
+// multiply-add per input, in input order (x1 then x2), whatever M, P, the panel width or the KC
+// block: a sample's result is bitwise the same in any tile, row position or thread.
 #pragma once
 
 #include <cstddef>
@@ -17,35 +20,45 @@
 namespace myattn::detail {
 namespace {
 
+/// Floats per panel row (outputs) of the last panel: NR, or the whole vectors its features need.
+template <class Arch>
+std::size_t last_panel_width(std::size_t out) {
+    using B = Blocking<Arch>;
+    const std::size_t rest = out % B::NR;
+    return rest == 0 ? B::NR : (rest + B::lanes - 1) / B::lanes * B::lanes;
+}
+
 template <class Arch>
 std::size_t linear_packed_size(std::size_t out, std::size_t in) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
-    return (out + NR - 1) / NR * NR * (in + 1);
+    return (out - 1) / NR * NR * (in + 1) + last_panel_width<Arch>(out) * (in + 1);
 }
 
 template <class Arch>
 void pack_linear(const float* W, const float* b, std::size_t out, std::size_t in, float* packed) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
-    for (std::size_t j0 = 0; j0 < out; j0 += NR, packed += NR * (in + 1))
-        for (std::size_t c = 0; c < NR; ++c) {
+    for (std::size_t j0 = 0; j0 < out; j0 += NR) {
+        const std::size_t width = out - j0 >= NR ? NR : last_panel_width<Arch>(out);
+        for (std::size_t c = 0; c < width; ++c) {
             const bool real = j0 + c < out;
             packed[c] = real ? b[j0 + c] : 0.0f;
-            for (std::size_t i = 0; i < in; ++i) packed[NR * (1 + i) + c] = real ? W[(j0 + c) * in + i] : 0.0f;
+            for (std::size_t i = 0; i < in; ++i) packed[width * (1 + i) + c] = real ? W[(j0 + c) * in + i] : 0.0f;
         }
+        packed += width * (in + 1);
+    }
 }
 
-/// acc[m][·] += x_m[i] · w_i for i < n, in order: x_m = x + m * ldx, w_i the NR weights of
-/// input i in each of P panels `panel_stride` apart, starting at w.
-template <class Arch, std::size_t M, std::size_t P>
-inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * Blocking<Arch>::nr_vectors], const float* w,
-                              std::size_t panel_stride, const float* x, std::size_t ldx, std::size_t n) {
-    using B = Blocking<Arch>;
-    constexpr std::size_t V = P * B::nr_vectors;
-    for (std::size_t i = 0; i < n; ++i, w += B::NR) {
+/// acc[m][·] += x_m[i] · w_i for i < n, in order: x_m = x + m * ldx, w_i the weights of input i
+/// in each of P panels of PV vectors, `panel_stride` apart, starting at w.
+template <class Arch, std::size_t M, std::size_t P, std::size_t PV>
+inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride,
+                              const float* x, std::size_t ldx, std::size_t n) {
+    constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
+    for (std::size_t i = 0; i < n; ++i, w += PV * lanes) {
         vfloat<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)
-            wv[c] = vfloat<Arch>::load_unaligned(w + c / B::nr_vectors * panel_stride + c % B::nr_vectors * B::lanes);
+            wv[c] = vfloat<Arch>::load_unaligned(w + c / PV * panel_stride + c % PV * lanes);
 #pragma GCC unroll 16
         for (std::size_t m = 0; m < M; ++m) {
             const vfloat<Arch> xm(x[m * ldx + i]);
@@ -55,19 +68,18 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * Blocking<Arch>::nr_vect
     }
 }
 
-/// One tile: M samples × P panels over inputs [k0, k1). The accumulators start from the bias
-/// (k0 = 0) or from y (a later KC block) and go back to y, of whose columns `cols` are real.
-template <class Arch, std::size_t M, std::size_t P>
+/// One tile: M samples × P panels of PV vectors over inputs [k0, k1). The accumulators start
+/// from the bias (k0 = 0) or from y (a later KC block) and go back to y, of whose columns
+/// `cols` are real.
+template <class Arch, std::size_t M, std::size_t P, std::size_t PV>
 void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& x, std::size_t k0, std::size_t k1,
                  float* y, std::size_t ldy, std::size_t cols) {
-    using B = Blocking<Arch>;
-    constexpr std::size_t V = P * B::nr_vectors;
+    constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     vfloat<Arch> acc[M][V];
     if (k0 == 0) {
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c) {
-            const auto bias =
-                vfloat<Arch>::load_unaligned(panel + c / B::nr_vectors * panel_stride + c % B::nr_vectors * B::lanes);
+            const auto bias = vfloat<Arch>::load_unaligned(panel + c / PV * panel_stride + c % PV * lanes);
 #pragma GCC unroll 16
             for (std::size_t m = 0; m < M; ++m) acc[m][c] = bias;
         }
@@ -76,32 +88,33 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
         for (std::size_t m = 0; m < M; ++m)
 #pragma GCC unroll 16
             for (std::size_t c = 0; c < V; ++c)
-                acc[m][c] = load_upto<Arch>(y + m * ldy + c * B::lanes, cols > c * B::lanes ? cols - c * B::lanes : 0);
+                acc[m][c] = load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
     }
-    const float* w = panel + B::NR * (1 + k0);
+    const float* w = panel + PV * lanes * (1 + k0);
     if (k0 < x.n1) {
         const std::size_t n = (k1 < x.n1 ? k1 : x.n1) - k0;
-        linear_accumulate<Arch, M, P>(acc, w, panel_stride, x.x1 + k0, x.ld1, n);
-        w += n * B::NR;
+        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x1 + k0, x.ld1, n);
+        w += n * PV * lanes;
     }
     if (k1 > x.n1) {
         const std::size_t from = k0 > x.n1 ? k0 : x.n1;
-        linear_accumulate<Arch, M, P>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from);
+        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from);
     }
 #pragma GCC unroll 16
     for (std::size_t m = 0; m < M; ++m)
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)
-            if (cols > c * B::lanes) store_upto<Arch>(y + m * ldy + c * B::lanes, cols - c * B::lanes, acc[m][c]);
+            if (cols > c * lanes) store_upto<Arch>(y + m * ldy + c * lanes, cols - c * lanes, acc[m][c]);
 }
 
-/// Panels [p, np) over inputs [k0, k1), P at a time, then the remainder with fewer.
+/// Full-width panels [p, np) over inputs [k0, k1), P at a time, then the remainder with fewer.
 template <class Arch, std::size_t M, std::size_t P>
 void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p, std::size_t np, std::size_t out,
                    const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy) {
-    constexpr std::size_t NR = Blocking<Arch>::NR;
+    using B = Blocking<Arch>;
     for (; p + P <= np; p += P)
-        linear_tile<Arch, M, P>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * NR, ldy, out - p * NR);
+        linear_tile<Arch, M, P, B::nr_vectors>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR, ldy,
+                                               out - p * B::NR);
     if constexpr (P > 1)
         if (p < np) linear_panels<Arch, M, P - 1>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy);
 }
@@ -111,11 +124,17 @@ void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p,
 template <class Arch, std::size_t M>
 void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy) {
     using B = Blocking<Arch>;
-    const std::size_t in = x.n1 + x.n2, np = (out + B::NR - 1) / B::NR, panel_stride = B::NR * (in + 1);
+    const std::size_t in = x.n1 + x.n2, full = out / B::NR, panel_stride = B::NR * (in + 1);
+    const std::size_t last_vectors = out % B::NR == 0 ? 0 : last_panel_width<Arch>(out) / B::lanes;
     std::size_t k0 = 0;
     do { // at least once: with no inputs y is the bias
         const std::size_t k1 = in - k0 > B::KC ? k0 + B::KC : in;
-        linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, 0, np, out, x, k0, k1, y, ldy);
+        linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, 0, full, out, x, k0, k1, y, ldy);
+        if (last_vectors != 0)
+            with_size<B::nr_vectors>(last_vectors, [&]<std::size_t PV>(std::integral_constant<std::size_t, PV>) {
+                linear_tile<Arch, M, 1, PV>(packed + full * panel_stride, 0, x, k0, k1, y + full * B::NR, ldy,
+                                            out - full * B::NR);
+            });
         k0 = k1;
     } while (k0 < in);
 }
@@ -125,7 +144,7 @@ void linear(const float* packed, std::size_t out, std::size_t rows, const SplitR
     constexpr std::size_t MR = Blocking<Arch>::MR;
     for (std::size_t r = 0; r < rows; r += MR) {
         const SplitRows xr{x.x1 + r * x.ld1, x.ld1, x.n1, x.x2 + r * x.ld2, x.ld2, x.n2};
-        with_rows<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+        with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
             linear_rows<Arch, M>(packed, out, xr, y + r * ldy, ldy);
         });
     }

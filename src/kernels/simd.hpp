@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <xsimd/xsimd.hpp>
 
 #if defined(__AVX512F__)
@@ -28,12 +29,29 @@ inline vfloat<Arch> fmadd(vfloat<Arch> x, vfloat<Arch> y, vfloat<Arch> z) {
 }
 
 #if defined(__AVX512F__)
-// xsimd 8.1 has no AVX-512 fma: its generic fallback is a multiply then an add, which
-// -std=c++20 (-ffp-contract=off) leaves unfused: twice the instructions and a second rounding.
+// xsimd 8.1 has no AVX-512 fma: its generic fallback is a multiply then an add, fused only if
+// the compiler happens to contract it (GCC does by default, not under -ffp-contract=off).
 inline vfloat<xsimd::avx512f> fmadd(vfloat<xsimd::avx512f> x, vfloat<xsimd::avx512f> y, vfloat<xsimd::avx512f> z) {
     return _mm512_fmadd_ps(x, y, z);
 }
 #endif
+
+template <unsigned Step>
+struct RotateLanes {
+    static constexpr unsigned get(unsigned i, unsigned n) { return (i + Step) % n; }
+};
+
+/// Every lane = the largest lane of v, in log2(lanes) rotate-and-max steps (lanes disagree only
+/// where v holds a NaN).
+template <class Arch, unsigned Step = vfloat<Arch>::size / 2>
+inline vfloat<Arch> all_lanes_max(vfloat<Arch> v) {
+    using index = xsimd::batch<std::uint32_t, Arch>;
+    v = xsimd::max(v, xsimd::swizzle(v, xsimd::make_batch_constant<index, RotateLanes<Step>>()));
+    if constexpr (Step > 1)
+        return all_lanes_max<Arch, Step / 2>(v);
+    else
+        return v;
+}
 
 /// The `n` floats at p (n < lanes), the other lanes `fill`: reads nothing past p + n.
 template <class Arch>

@@ -7,7 +7,8 @@
 //
 // Non-finite scores follow PyTorch without a special case: a NaN, or a +inf (inf - inf), or a
 // row of -inf (-inf - -inf) gives a NaN term, hence a NaN sum, hence a NaN row. That holds even
-// where the vector max drops a NaN, since exp(NaN - m) is NaN for any m.
+// where the vector max drops a NaN or leaves its lanes unequal, since exp(NaN - m) is NaN for
+// any m.
 #pragma once
 
 #include <cstddef>
@@ -28,12 +29,7 @@ void softmax(float* s, std::size_t n) {
 
     vf vmax = tail;
     for (std::size_t i = 0; i < full; i += lanes) vmax = xsimd::max(vmax, vf::load_unaligned(s + i));
-    float lane_max[lanes];
-    vmax.store_unaligned(lane_max);
-    float m = lane_max[0];
-    for (std::size_t i = 1; i < lanes; ++i) m = lane_max[i] > m ? lane_max[i] : m;
-
-    const vf vm(m);
+    const vf vm = all_lanes_max<Arch>(vmax);
     const vf etail = xsimd::exp(tail - vm);
     vf vsum = etail;
     for (std::size_t i = 0; i < full; i += lanes) {

@@ -58,7 +58,7 @@ struct KernelTable {
                     float* scratch);
 
     // The kernels forward composes, for per-kernel tests and benchmarks.
-    /// Floats needed by pack_linear for a Linear of `out` features over `in` inputs.
+    /// Floats needed by pack_linear for a Linear of `out` >= 1 features over `in` inputs.
     std::size_t (*linear_packed_size)(std::size_t out, std::size_t in);
     /// Packs W [out, in] (PyTorch layout) and b [out] for `linear`.
     void (*pack_linear)(const float* W, const float* b, std::size_t out, std::size_t in, float* packed);

@@ -1,9 +1,10 @@
 // The weighted sum over V: a[m, :] = sum_l w[m, l] V[l, :].
 //
-// One register tile of M samples × NB vectors of columns runs down the L rows of V, loading each
+// One register tile of M samples × NB vectors of columns runs down the rows of V, loading each
 // V row segment once for all M samples and broadcasting each weight. A V per sample is that tile
-// with M = 1 (V streams once, a wide column block hides the FMA latency); a V shared by every
-// sample is a small GEMM and takes M = MR. Either way every a[m, j] is the chain
+// with M = 1 (V streams once, a wide column block hides the FMA latency, and a wide V goes a
+// window of rows at a time); a V shared by every sample is a small GEMM and takes M = MR, as the
+// Linear's register tile does. Either way every a[m, j] is the chain
 // fma(w_L-1, V_L-1,j, ... fma(w_0, V_0,j, 0)), in l order, so shared and copied V give bitwise
 // the same result; the columns past the last whole vector take that chain in scalar code.
 #pragma once
@@ -17,17 +18,20 @@
 namespace myattn::detail {
 namespace {
 
-/// M samples × NB whole vectors of columns, starting at the column V and a point to.
+/// M samples × NB whole vectors of columns, starting at the column V and a point to, over
+/// rows [l0, l1) of V: the sums start from 0 (l0 = 0) or from a (a later block of rows).
 template <class Arch, std::size_t M, std::size_t NB>
-void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, float* a,
-                       std::size_t lda) {
+void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1,
+                       std::size_t d, float* a, std::size_t lda) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes;
     vfloat<Arch> acc[M][NB];
 #pragma GCC unroll 16
     for (std::size_t m = 0; m < M; ++m)
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < NB; ++c) acc[m][c] = vfloat<Arch>(0.0f);
-    for (std::size_t l = 0; l < L; ++l, V += d) {
+        for (std::size_t c = 0; c < NB; ++c)
+            acc[m][c] = l0 == 0 ? vfloat<Arch>(0.0f) : vfloat<Arch>::load_unaligned(a + m * lda + c * lanes);
+    V += l0 * d;
+    for (std::size_t l = l0; l < l1; ++l, V += d) {
         vfloat<Arch> v[NB];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < NB; ++c) v[c] = vfloat<Arch>::load_unaligned(V + c * lanes);
@@ -44,23 +48,30 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::siz
         for (std::size_t c = 0; c < NB; ++c) acc[m][c].store_unaligned(a + m * lda + c * lanes);
 }
 
-/// Whole-vector columns [col, end), NB vectors at a time, then the remainder with fewer.
+/// Whole-vector columns [col, end) over rows [l0, l1), NB vectors at a time, then the
+/// remainder with fewer.
 template <class Arch, std::size_t M, std::size_t NB>
-void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, float* a,
-                          std::size_t lda, std::size_t col, std::size_t end) {
+void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1,
+                          std::size_t d, float* a, std::size_t lda, std::size_t col, std::size_t end) {
     constexpr std::size_t step = NB * Blocking<Arch>::lanes;
-    for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, L, d, a + col, lda);
+    for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, l0, l1, d, a + col, lda);
     if constexpr (NB > 1)
-        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, L, d, a, lda, col, end);
+        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, d, a, lda, col, end);
 }
 
-/// M samples sharing one V [L, d].
+/// M samples sharing one V [L, d]. A V that streams (M = 1) goes in blocks of rows spanning at
+/// most Blocking::window bytes; one shared by a group (M > 1) is reused from cache, so each
+/// column block runs down all of it.
 template <class Arch, std::size_t M>
 void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, float* a,
                        std::size_t lda) {
     using B = Blocking<Arch>;
     const std::size_t full = d - d % B::lanes;
-    weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, L, d, a, lda, 0, full);
+    const std::size_t block = M > 1 ? L : d * sizeof(float) < B::window ? B::window / (d * sizeof(float)) : 1;
+    for (std::size_t l0 = 0; l0 < L; l0 += block) {
+        const std::size_t l1 = L - l0 > block ? l0 + block : L;
+        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, d, a, lda, 0, full);
+    }
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t j = full; j < d; ++j) {
             float acc = 0.0f;
@@ -79,7 +90,7 @@ void weighted_sum(std::size_t rows, const float* w, std::size_t ldw, const float
         return;
     }
     for (std::size_t r = 0; r < rows; r += MR)
-        with_rows<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+        with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
             weighted_sum_rows<Arch, M>(w + r * ldw, ldw, V, L, d, a + r * lda, lda);
         });
 }

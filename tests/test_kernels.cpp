@@ -1,0 +1,247 @@
+// Each kernel of each ISA on its own, through the KernelTable: the ISA MYATTN_ISA forces (ctest's
+// isa/<name> runs), or every ISA this CPU runs.
+//
+// The SIMD kernels promise more than accuracy: every output is one fixed chain of fused
+// multiply-adds (bias, then inputs in order; or 0, then V rows in order). So their results are
+// compared bitwise with that chain computed here with std::fma, which also proves that no tile
+// shape, edge, panel count or KC block changes a sample's bits. The scalar ISA is the float
+// reference itself, and is compared bitwise with it.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "dispatch.hpp"
+#include "reference.hpp"
+#include "support/oracle.hpp"
+#include "support/random.hpp"
+
+using namespace myattn;
+using namespace myattn::test;
+
+namespace {
+
+constexpr float sentinel = 12345.0f;
+
+std::vector<Isa> isas_under_test() {
+    if (std::getenv("MYATTN_ISA") != nullptr) return {active_isa()};
+    return runnable_isas();
+}
+
+// Distinct sizes >= 1, in order of first appearance.
+std::vector<std::size_t> sizes(std::initializer_list<std::size_t> list) {
+    std::vector<std::size_t> out;
+    for (std::size_t n : list)
+        if (n >= 1 && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    return out;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+} // namespace
+
+TEST_CASE("kernels: softmax of every length 1..130, within its bound, inside its row", "[kernels][softmax]") {
+    for (Isa isa : isas_under_test()) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        CAPTURE(isa_name(isa));
+        std::mt19937_64 rng(1);
+        for (std::size_t L = 1; L <= 130; ++L) {
+            CAPTURE(L);
+            constexpr std::size_t guard = 16; // at least one vector on every ISA
+            const std::vector<float> s = normal(rng, L, 3.0f);
+            std::vector<float> buf(guard + L + guard, sentinel);
+            std::copy(s.begin(), s.end(), buf.begin() + guard);
+            t.softmax(buf.data() + guard, L);
+
+            std::vector<double> want(s.begin(), s.end());
+            detail::reference_softmax(want.data(), L);
+            // Each exp(s_k - m) carries exp's error and the rounding of s_k - m (at most
+            // u |s_k - m|); a weight is one such term over their sum (gamma_L) times a rounded
+            // reciprocal (2u): relative error <= 2 (exp_rel + u R) + gamma_L + 2u, R = max |s_k - m|.
+            double m = s[0], R = 0;
+            for (float x : s) m = std::max(m, double(x));
+            for (float x : s) R = std::max(R, m - x);
+            const double rel = 2 * (exp_rel_error + unit_roundoff * R) + gamma_n(L) + 2 * unit_roundoff;
+            for (std::size_t l = 0; l < L; ++l) {
+                CAPTURE(l, buf[guard + l], want[l]);
+                REQUIRE(std::fabs(buf[guard + l] - want[l]) <= want[l] * rel);
+            }
+            for (std::size_t i = 0; i < guard; ++i) {
+                REQUIRE(same_bits(buf[i], sentinel));
+                REQUIRE(same_bits(buf[guard + L + i], sentinel));
+            }
+        }
+    }
+}
+
+TEST_CASE("kernels: softmax of non-finite rows follows PyTorch at every position", "[kernels][softmax][nonfinite]") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (Isa isa : isas_under_test()) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        CAPTURE(isa_name(isa));
+        for (std::size_t L : {1, 5, 15, 16, 17, 33, 130}) {
+            for (std::size_t pos : sizes({0, L / 2, L - 1})) {
+                CAPTURE(L, pos);
+                std::mt19937_64 rng(L + pos);
+                const std::vector<float> base = normal(rng, L);
+                for (float bad : {nan, inf}) { // a NaN or a +inf anywhere: the whole row NaN
+                    std::vector<float> s = base;
+                    s[pos] = bad;
+                    t.softmax(s.data(), L);
+                    for (float x : s) REQUIRE(std::isnan(x));
+                }
+                std::vector<float> s = base; // one -inf: weight 0 there, the rest a distribution
+                s[pos] = -inf;
+                t.softmax(s.data(), L);
+                if (L == 1) {
+                    REQUIRE(std::isnan(s[0])); // which is an all -inf row
+                    continue;
+                }
+                double sum = 0;
+                for (std::size_t l = 0; l < L; ++l) {
+                    REQUIRE(std::isfinite(s[l]));
+                    sum += s[l];
+                }
+                REQUIRE(s[pos] == 0.0f);
+                REQUIRE(std::fabs(sum - 1) <= 2 * (exp_rel_error + gamma_n(L)) + 2 * unit_roundoff + 1e-5);
+            }
+            std::vector<float> s(L, -inf); // all -inf: NaN, as in PyTorch
+            t.softmax(s.data(), L);
+            for (float x : s) REQUIRE(std::isnan(x));
+            std::vector<float> big(L, 1e30f); // equal huge scores: uniform, no overflow
+            t.softmax(big.data(), L);
+            for (float x : big) REQUIRE(std::fabs(x - 1.0 / double(L)) <= 4 * unit_roundoff);
+        }
+    }
+}
+
+TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA chain per output", "[kernels][linear]") {
+    for (Isa isa : isas_under_test()) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        CAPTURE(isa_name(isa));
+        const std::size_t mr = t.mr, nr = t.nr;
+        struct Inputs {
+            std::size_t n1, n2;
+        };
+        // Small, one vector, and past 1024 inputs so that KC blocks (512 on every ISA) end
+        // inside x1, inside x2 and on their boundary.
+        const Inputs inputs[] = {{1, 1}, {3, 13}, {32, 32}, {700, 400}, {300, 900}, {512, 513}};
+        for (std::size_t out : sizes({1, nr - 1, nr, nr + 1, 2 * nr + 3, 5 * nr + 1, 70}))
+            for (std::size_t rows : sizes({1, 2, mr - 1, mr, mr + 1, 2 * mr + 1}))
+                for (const Inputs& in : inputs)
+                    for (bool shared_x2 : {false, true}) {
+                        CAPTURE(out, rows, in.n1, in.n2, shared_x2);
+                        const std::size_t n = in.n1 + in.n2, ld1 = in.n1 + 3, ld2 = shared_x2 ? 0 : in.n2 + 1,
+                                          ldy = out + 2;
+                        std::mt19937_64 rng(out * 1000 + rows * 10 + n);
+                        const std::vector<float> W = normal(rng, out * n), b = normal(rng, out),
+                                                 x1 = normal(rng, rows * ld1), x2 = normal(rng, rows * (in.n2 + 1));
+                        std::vector<float> packed(t.linear_packed_size(out, n));
+                        t.pack_linear(W.data(), b.data(), out, n, packed.data());
+                        std::vector<float> y(rows * ldy, sentinel);
+                        t.linear(packed.data(), out, rows, {x1.data(), ld1, in.n1, x2.data(), ld2, in.n2}, y.data(),
+                                 ldy);
+                        for (std::size_t r = 0; r < rows; ++r) {
+                            const float* xr1 = x1.data() + r * ld1;
+                            const float* xr2 = x2.data() + r * ld2;
+                            std::vector<float> want(out);
+                            if (isa == Isa::scalar)
+                                detail::reference_linear<float>(W.data(), b.data(), out, xr1, in.n1, xr2, in.n2,
+                                                                want.data());
+                            else
+                                for (std::size_t j = 0; j < out; ++j) {
+                                    float acc = b[j];
+                                    for (std::size_t i = 0; i < in.n1; ++i) acc = std::fma(W[j * n + i], xr1[i], acc);
+                                    for (std::size_t i = 0; i < in.n2; ++i)
+                                        acc = std::fma(W[j * n + in.n1 + i], xr2[i], acc);
+                                    want[j] = acc;
+                                }
+                            for (std::size_t j = 0; j < out; ++j) {
+                                CAPTURE(r, j, y[r * ldy + j], want[j]);
+                                REQUIRE(same_bits(y[r * ldy + j], want[j]));
+                            }
+                            for (std::size_t j = out; j < ldy; ++j) REQUIRE(same_bits(y[r * ldy + j], sentinel));
+                        }
+                    }
+    }
+}
+
+TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies and to one FMA chain",
+          "[kernels][weighted_sum]") {
+    for (Isa isa : isas_under_test()) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        CAPTURE(isa_name(isa));
+        const std::size_t mr = t.mr;
+        std::vector<std::pair<std::size_t, std::size_t>> shapes; // (L, d): every d 1..70, and wide ones
+        for (std::size_t d = 1; d <= 70; ++d) shapes.emplace_back(d % 3 == 0 ? 33 : d % 3 == 1 ? 7 : 1, d);
+        shapes.emplace_back(40, 1100); // rows 4400 bytes apart: several row windows and column blocks
+        shapes.emplace_back(130, 257);
+        for (auto [L, d] : shapes)
+            for (std::size_t rows : sizes({1, mr - 1, mr + 1, 2 * mr + 1})) {
+                CAPTURE(L, d, rows);
+                const std::size_t ldw = L + 1, lda = d + 3;
+                std::mt19937_64 rng(L * 100 + d + rows);
+                const std::vector<float> w = normal(rng, rows * ldw), V = normal(rng, L * d);
+                std::vector<float> copies;
+                for (std::size_t r = 0; r < rows; ++r) copies.insert(copies.end(), V.begin(), V.end());
+                std::vector<float> shared_a(rows * lda, sentinel), copied_a(rows * lda, sentinel);
+                t.weighted_sum(rows, w.data(), ldw, V.data(), 0, L, d, shared_a.data(), lda);
+                t.weighted_sum(rows, w.data(), ldw, copies.data(), L * d, L, d, copied_a.data(), lda);
+                for (std::size_t r = 0; r < rows; ++r) {
+                    std::vector<float> want(d);
+                    if (isa == Isa::scalar)
+                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data(), L, d, want.data());
+                    else
+                        for (std::size_t j = 0; j < d; ++j) {
+                            float acc = 0.0f;
+                            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[r * ldw + l], V[l * d + j], acc);
+                            want[j] = acc;
+                        }
+                    for (std::size_t j = 0; j < d; ++j) {
+                        CAPTURE(r, j, shared_a[r * lda + j], copied_a[r * lda + j], want[j]);
+                        REQUIRE(same_bits(shared_a[r * lda + j], want[j]));
+                        REQUIRE(same_bits(copied_a[r * lda + j], want[j]));
+                    }
+                    for (std::size_t j = d; j < lda; ++j) {
+                        REQUIRE(same_bits(shared_a[r * lda + j], sentinel));
+                        REQUIRE(same_bits(copied_a[r * lda + j], sentinel));
+                    }
+                }
+            }
+    }
+}
+
+TEST_CASE("kernels: forward gives a sample the same bits in any tile and any position", "[kernels][forward]") {
+    for (Isa isa : isas_under_test()) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        CAPTURE(isa_name(isa));
+        const Dims d{5, 7, 19, 13, 3};
+        const Parameters p = Parameters::random(d, 3);
+        std::vector<float> packed(t.packed_size(d));
+        t.pack(d, {p.attn_weight().data(), p.attn_bias().data(), p.combine_weight().data(), p.combine_bias().data()},
+               packed.data());
+        const std::size_t B = 3 * t.mr + 2;
+        for (bool shared : {false, true}) {
+            CAPTURE(shared);
+            const Inputs x = random_inputs(d, B, shared, shared, 4);
+            const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : d.value_size1 * d.value_size2;
+            std::vector<float> out_all(B * d.output_size), w_all(B * d.value_size1);
+            std::vector<float> out_one(out_all.size()), w_one(w_all.size());
+            std::vector<float> scratch(t.scratch_size(d, B));
+            t.forward(d, packed.data(), {x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_all.data(), w_all.data()}, 0,
+                      B, scratch.data());
+            // The same samples in tiles of 1, 2, 3, ... starting at every offset.
+            for (std::size_t begin = 0, size = 1; begin < B; begin += size, ++size) {
+                const std::size_t end = std::min(B, begin + size);
+                std::vector<float> s(t.scratch_size(d, end - begin));
+                t.forward(d, packed.data(), {x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_one.data(), w_one.data()},
+                          begin, end, s.data());
+            }
+            for (std::size_t i = 0; i < out_all.size(); ++i) REQUIRE(same_bits(out_all[i], out_one[i]));
+            for (std::size_t i = 0; i < w_all.size(); ++i) REQUIRE(same_bits(w_all[i], w_one[i]));
+        }
+    }
+}
