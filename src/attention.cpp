@@ -13,6 +13,7 @@
 #ifdef MYATTN_WITH_TBB
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #endif
 
 namespace myattn {
@@ -101,6 +102,39 @@ float* thread_scratch(std::size_t floats) {
     return buffer.data();
 }
 
+#ifdef MYATTN_WITH_TBB
+// Too few samples for one tile per thread, but large Linears (shape X at B = 1): the threads
+// share each Linear's output features instead, in whole panels of NR. A full panel holds
+// NR * (in + 1) floats (kernels/linear.hpp), so features [j0, j1) start at j0 * (in + 1). Each
+// output is still computed by the same kernel in the same order: the bits do not change.
+constexpr double split_min_flops = 1 << 22; // ~40 µs of one core: dwarfs a parallel_for's cost
+
+bool split_features(const KernelTable& k, const Dims& d, std::size_t B, std::size_t threads) {
+    const double flops = 2.0 * (double(d.value_size1) * double(d.query_size + d.key_size) +
+                                double(d.output_size) * double(d.query_size + d.value_size2));
+    return k.nr > 1 && (B + k.mr - 1) / k.mr < threads && flops >= split_min_flops;
+}
+
+void linear_by_features(const KernelTable& k, const float* W, std::size_t out, std::size_t rows,
+                        const detail::SplitRows& x, float* y) {
+    const std::size_t panels = (out + k.nr - 1) / k.nr, in = x.n1 + x.n2;
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, panels), [&](const tbb::blocked_range<std::size_t>& r) {
+        const std::size_t j0 = r.begin() * k.nr, j1 = std::min(out, r.end() * k.nr);
+        k.linear(W + j0 * (in + 1), j1 - j0, rows, x, y + j0, out);
+    });
+}
+
+void forward_by_features(const KernelTable& k, const Dims& d, const float* packed, const Batch& x, std::size_t B) {
+    const std::size_t q = d.query_size, kk = d.key_size, L = d.value_size1, D = d.value_size2;
+    float* a = thread_scratch(B * D);
+    linear_by_features(k, packed, L, B, {x.Q, q, q, x.K, x.k_stride, kk}, x.attn_weights);
+    for (std::size_t b = 0; b < B; ++b) k.softmax(x.attn_weights + b * L, L);
+    k.weighted_sum(B, x.attn_weights, L, x.V, x.v_stride, L, D, a, D);
+    linear_by_features(k, packed + k.linear_packed_size(L, q + kk), d.output_size, B, {x.Q, q, q, a, D, D},
+                       x.output);
+}
+#endif
+
 } // namespace
 
 struct MyAttn::Impl {
@@ -139,7 +173,15 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
 
     const KernelTable& kernels = *impl_->kernels;
     const float* packed = impl_->packed.data();
-    const std::size_t rows = detail::rows_per_tile(dims, B);
+#ifdef MYATTN_WITH_TBB
+    const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+#else
+    const std::size_t threads = 1;
+#endif
+#ifdef MYATTN_WITH_TBB
+    if (split_features(kernels, dims, B, threads)) return forward_by_features(kernels, dims, packed, batch, B);
+#endif
+    const std::size_t rows = detail::rows_per_tile(dims, B, kernels.mr, threads);
     const std::size_t tiles = (B + rows - 1) / rows;
     auto run_tiles = [&](std::size_t first, std::size_t last) {
         float* scratch = thread_scratch(kernels.scratch_size(dims, rows));
