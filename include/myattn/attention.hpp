@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "myattn/export.hpp"
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"
 #include "myattn/tensor.hpp"
@@ -19,7 +20,7 @@ struct ForwardResult {
     Shape attn_weights_shape;
 };
 
-class MyAttn {
+class MYATTN_EXPORT MyAttn {
   public:
     /// Uses active_isa().
     explicit MyAttn(Parameters params);

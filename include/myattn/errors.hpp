@@ -4,28 +4,30 @@
 
 #include <stdexcept>
 
+#include "myattn/export.hpp"
+
 namespace myattn {
 
 /// A tensor has the wrong rank or size, or sizes whose product overflows.
-class ShapeError : public std::invalid_argument {
+class MYATTN_EXPORT ShapeError : public std::invalid_argument {
   public:
     using std::invalid_argument::invalid_argument;
 };
 
 /// A caller-supplied argument is unusable (null data, aliasing buffers, bad ISA name...).
-class ArgumentError : public std::invalid_argument {
+class MYATTN_EXPORT ArgumentError : public std::invalid_argument {
   public:
     using std::invalid_argument::invalid_argument;
 };
 
 /// The requested ISA is unknown, not compiled in, or not runnable on this CPU.
-class IsaError : public std::invalid_argument {
+class MYATTN_EXPORT IsaError : public std::invalid_argument {
   public:
     using std::invalid_argument::invalid_argument;
 };
 
 /// A file cannot be read or written, or its contents are malformed.
-class FileError : public std::runtime_error {
+class MYATTN_EXPORT FileError : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };

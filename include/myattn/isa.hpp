@@ -10,26 +10,28 @@
 #include <string_view>
 #include <vector>
 
+#include "myattn/export.hpp"
+
 namespace myattn {
 
 enum class Isa { scalar, avx2, avx512, neon };
 
 /// "scalar", "avx2", "avx512", "neon".
-[[nodiscard]] std::string_view isa_name(Isa isa) noexcept;
+[[nodiscard]] MYATTN_EXPORT std::string_view isa_name(Isa isa) noexcept;
 /// The inverse of isa_name; nullopt for an unknown name.
-[[nodiscard]] std::optional<Isa> parse_isa(std::string_view name) noexcept;
+[[nodiscard]] MYATTN_EXPORT std::optional<Isa> parse_isa(std::string_view name) noexcept;
 
 /// ISAs whose kernels are in this build, best first.
-[[nodiscard]] std::vector<Isa> compiled_isas();
+[[nodiscard]] MYATTN_EXPORT std::vector<Isa> compiled_isas();
 /// Compiled ISAs this CPU and OS can run, best first (scalar is always among them).
-[[nodiscard]] std::vector<Isa> runnable_isas();
+[[nodiscard]] MYATTN_EXPORT std::vector<Isa> runnable_isas();
 /// The ISA new MyAttn objects use. The first call makes the choice; throws IsaError if
 /// MYATTN_ISA names an ISA that cannot be used.
-[[nodiscard]] Isa active_isa();
+[[nodiscard]] MYATTN_EXPORT Isa active_isa();
 /// Why active_isa() is what it is, in one human-readable sentence.
-[[nodiscard]] std::string active_isa_reason();
+[[nodiscard]] MYATTN_EXPORT std::string active_isa_reason();
 /// Force an ISA for the process (overrides MYATTN_ISA). Throws IsaError if it is not runnable.
-void set_isa(Isa isa);
+MYATTN_EXPORT void set_isa(Isa isa);
 
 /// CPU features relevant to dispatch, as detected (CPUID + XGETBV on x86).
 struct CpuFeatures {
@@ -43,10 +45,10 @@ struct CpuFeatures {
 };
 
 /// The features of the CPU this process runs on.
-[[nodiscard]] const CpuFeatures& cpu_features();
+[[nodiscard]] MYATTN_EXPORT const CpuFeatures& cpu_features();
 /// Human-readable list, e.g. "avx2 fma avx512f avx512bw avx512dq avx512vl".
-[[nodiscard]] std::string to_string(const CpuFeatures& f);
+[[nodiscard]] MYATTN_EXPORT std::string to_string(const CpuFeatures& f);
 /// Whether `isa` can run on a CPU with features `f` (ignores whether it was compiled in).
-[[nodiscard]] bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept;
+[[nodiscard]] MYATTN_EXPORT bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept;
 
 } // namespace myattn

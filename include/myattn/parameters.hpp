@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "myattn/export.hpp"
 #include "myattn/tensor.hpp"
 
 namespace myattn {
 
 /// The article's five sizes.
-struct Dims {
+struct MYATTN_EXPORT Dims {
     std::size_t query_size = 0;  // q: width of Q
     std::size_t key_size = 0;    // k: width of K
     std::size_t value_size1 = 0; // L: rows of V (one score per row)
@@ -27,7 +28,7 @@ struct Dims {
 
 /// Owns W1 = attn.weight [L, q+k], b1 = attn.bias [L], W2 = attn_combine.weight [o, q+d],
 /// b2 = attn_combine.bias [o]; row-major [out_features, in_features] as nn.Linear stores them.
-class Parameters {
+class MYATTN_EXPORT Parameters {
   public:
     /// The state_dict key of each tensor.
     static constexpr const char* attn_weight_name = "attn.weight";
@@ -63,6 +64,6 @@ class Parameters {
 };
 
 /// Throws ShapeError unless every size is > 0 and every tensor size fits in size_t.
-void validate(const Dims& dims);
+MYATTN_EXPORT void validate(const Dims& dims);
 
 } // namespace myattn

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "myattn/export.hpp"
 #include "myattn/tensor.hpp"
 
 namespace myattn::safetensors {
@@ -17,7 +18,7 @@ namespace myattn::safetensors {
 enum class Dtype { F32, F64, F16, BF16 };
 
 /// "F32", "F64", "F16", "BF16".
-[[nodiscard]] std::string_view dtype_name(Dtype dtype) noexcept;
+[[nodiscard]] MYATTN_EXPORT std::string_view dtype_name(Dtype dtype) noexcept;
 
 /// A tensor read from a file, converted to float.
 struct Tensor {
@@ -32,10 +33,10 @@ using TensorMap = std::map<std::string, Tensor, std::less<>>;
 
 /// Parses a whole file image. `what` names the source in error messages. Throws FileError on
 /// anything malformed; never reads outside `bytes`.
-[[nodiscard]] TensorMap parse(std::span<const std::byte> bytes, std::string_view what);
+[[nodiscard]] MYATTN_EXPORT TensorMap parse(std::span<const std::byte> bytes, std::string_view what);
 
 /// Reads and parses a file. Throws FileError.
-[[nodiscard]] TensorMap read(const std::filesystem::path& file);
+[[nodiscard]] MYATTN_EXPORT TensorMap read(const std::filesystem::path& file);
 
 /// One tensor to write.
 struct NamedTensor {
@@ -44,10 +45,12 @@ struct NamedTensor {
 };
 
 /// Serialises tensors (stored as `dtype`, converted from float with round-to-nearest-even).
-[[nodiscard]] std::vector<std::byte> serialize(std::span<const NamedTensor> tensors, Dtype dtype = Dtype::F32);
+[[nodiscard]] MYATTN_EXPORT std::vector<std::byte> serialize(std::span<const NamedTensor> tensors,
+                                                             Dtype dtype = Dtype::F32);
 
 /// Writes to a temporary file in the same directory, then renames it over `file`: on error
 /// `file` is untouched and no temporary is left behind. Throws FileError.
-void write(const std::filesystem::path& file, std::span<const NamedTensor> tensors, Dtype dtype = Dtype::F32);
+MYATTN_EXPORT void write(const std::filesystem::path& file, std::span<const NamedTensor> tensors,
+                         Dtype dtype = Dtype::F32);
 
 } // namespace myattn::safetensors

@@ -9,10 +9,12 @@
 #include <string_view>
 #include <type_traits>
 
+#include "myattn/export.hpp"
+
 namespace myattn {
 
 /// A tensor shape of rank 0..4, stored inline so that building a view never allocates.
-class Shape {
+class MYATTN_EXPORT Shape {
   public:
     static constexpr std::size_t max_rank = 4;
 

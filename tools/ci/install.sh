@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Install and consume, as a user would: build myattn, `cmake --install` it to a temporary prefix,
+# then build and run examples/consumer (find_package) and examples/pkg-config (pkg-config alone)
+# against that prefix, and check what they link and include. Twice: with TBB (the default) and
+# with -DMYATTN_WITH_TBB=OFF, whose build also runs the test suite (CI builds and tests it).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+tools/install-deps.sh
+tools/install-deps.sh pkgconf
+
+jobs=$(nproc)
+builds=build/ci-install # kept between runs, so a rerun only rebuilds what changed
+work=$(mktemp -d "${TMPDIR:-/tmp}/myattn-install.XXXXXX")
+trap 'rm -rf "${work}"' EXIT
+
+fail() {
+  echo "install.sh: $*" >&2
+  exit 1
+}
+
+# needed FILE: the shared libraries FILE asks for (readelf NEEDED), one per line.
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
+
+# consume NAME WITH_TBB: everything a consumer of ${work}/NAME/prefix relies on.
+consume() {
+  local name=$1 with_tbb=$2
+  local prefix=${work}/${name}/prefix out=${work}/${name}
+  echo "--- ${name}: consuming ${prefix}"
+
+  # What was installed, and no more of our build than that.
+  for f in lib/libmyattn.a include/myattn/myattn.hpp include/myattn/export.hpp bin/myattn \
+    lib/cmake/myattn/myattnConfig.cmake lib/cmake/myattn/myattnConfigVersion.cmake \
+    lib/cmake/myattn/myattnTargets.cmake lib/pkgconfig/myattn.pc; do
+    [ -e "${prefix}/${f}" ] || fail "${name}: ${f} was not installed"
+  done
+  if find "${prefix}" -name '*.so*' | grep -q .; then fail "${name}: a shared library was installed"; fi
+
+  # The installed headers include only each other and the standard library (<name>, no
+  # extension), so no xsimd, nlohmann_json, TBB or kernel header reaches a consumer...
+  local bad
+  bad=$(grep -hE '^\s*#\s*include' "${prefix}"/include/myattn/*.hpp |
+    grep -vE '^\s*#\s*include\s*("myattn/[a-z_]+\.hpp"|<[a-z_]+>)\s*$' || true)
+  [ -z "${bad}" ] || fail "${name}: installed headers include more than myattn/ and the standard library: ${bad}"
+  # ...and an actual compile, with only the prefix on the include path, opens none of them.
+  mkdir -p "${out}"
+  c++ -std=c++20 -M -MF "${out}/example.d" -I"${prefix}/include" examples/consumer/main.cpp
+  bad=$(tr -s ' ' '\n' <"${out}/example.d" |
+    grep -vE "^(|\\\\|main\.o:|examples/consumer/main\.cpp|${prefix}/include/myattn/.*)$" |
+    grep -E 'xsimd|nlohmann|tbb|myattn' || true)
+  [ -z "${bad}" ] || fail "${name}: compiling the example opened ${bad}"
+  # The exported target carries no build-tree dependency and no ISA flag.
+  if grep -qE 'nlohmann|xsimd|xtl|-m(avx|fma)' "${prefix}"/lib/cmake/myattn/*.cmake; then
+    fail "${name}: the CMake package refers to nlohmann_json, xsimd or ISA flags"
+  fi
+
+  # find_package consumer.
+  cmake -S examples/consumer -B "${out}/consumer" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="${prefix}" \
+    >/dev/null
+  cmake --build "${out}/consumer" -j"${jobs}" >/dev/null
+  local exe=${out}/consumer/myattn_consumer
+  "${exe}" | tee "${out}/consumer.log"
+  grep -qx 'batched rows match single forwards' "${out}/consumer.log" || fail "${name}: consumer did not finish"
+
+  # The library inside the example runs the ISA the installed CLI picks (the example was
+  # compiled with no -m flag); on x86-64 the one library holds the AVX2 and AVX-512 kernels.
+  local cli_isa ex_isa
+  cli_isa=$("${prefix}/bin/myattn" info | sed -n 's/^active isa: *\([a-z0-9]*\).*/\1/p')
+  ex_isa=$(sed -n 's/^active ISA: \([a-z0-9]*\).*/\1/p' "${out}/consumer.log")
+  if [ -z "${ex_isa}" ] || [ "${ex_isa}" != "${cli_isa}" ]; then
+    fail "${name}: example runs '${ex_isa}', the CLI '${cli_isa}'"
+  fi
+  if [ "$(uname -m)" = x86_64 ]; then
+    grep -qE '^compiled ISAs: avx512 avx2 scalar$' "${out}/consumer.log" ||
+      fail "${name}: the AVX2 / AVX-512 kernels are not in libmyattn.a"
+  fi
+
+  # pkg-config consumer (examples/pkg-config/build.sh: c++ main.cpp $(pkg-config ... --static myattn)).
+  PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" examples/pkg-config/build.sh "${out}/pkgconfig_consumer"
+  "${out}/pkgconfig_consumer"
+
+  # Neither links libmyattn dynamically; without TBB, they need no TBB either.
+  local bin
+  for bin in "${exe}" "${out}/pkgconfig_consumer"; do
+    echo "$(basename "${bin}") needs: $(needed "${bin}" | tr '\n' ' ')"
+    if needed "${bin}" | grep -q libmyattn; then fail "${name}: ${bin} links libmyattn dynamically"; fi
+    if [ "${with_tbb}" = OFF ] && needed "${bin}" | grep -q libtbb; then fail "${name}: ${bin} links TBB"; fi
+  done
+  if [ "${with_tbb}" = OFF ]; then
+    if grep -q 'TBB::' "${prefix}/lib/cmake/myattn/myattnTargets.cmake"; then fail "${name}: package needs TBB"; fi
+    if PKG_CONFIG_PATH="${prefix}/lib/pkgconfig" pkg-config --libs --static myattn | grep -qE '(^| )-ltbb'; then
+      fail "${name}: myattn.pc needs TBB"
+    fi
+  fi
+  stat -c 'size: %s %n' "${prefix}/lib/libmyattn.a" "${exe}" "${out}/pkgconfig_consumer"
+}
+
+# build_and_install NAME CMAKE_ARGS...: a Release build in ${builds}/NAME with warnings as
+# errors and the default ISAs, installed to ${work}/NAME/prefix.
+build_and_install() {
+  local name=$1
+  shift
+  cmake -S . -B "${builds}/${name}" -DCMAKE_BUILD_TYPE=Release -DMYATTN_WERROR=ON -DMYATTN_BUILD_BENCH=OFF \
+    "$@" >/dev/null
+  cmake --build "${builds}/${name}" -j"${jobs}"
+  cmake --install "${builds}/${name}" --prefix "${work}/${name}/prefix" >/dev/null
+}
+
+# With TBB (the default): the library and the CLI. (Not the release stage's build/release: its
+# cache is whatever the last developer configured there.)
+build_and_install tbb -DMYATTN_BUILD_TESTS=OFF
+consume tbb ON
+
+# Without TBB: one build serves the test suite and the install.
+build_and_install notbb -DMYATTN_WITH_TBB=OFF -DMYATTN_BUILD_TESTS=ON
+ctest --test-dir "${builds}/notbb" -j"${jobs}" --output-on-failure --timeout 900
+consume notbb OFF
