@@ -37,9 +37,14 @@ inline std::string slurp(const std::filesystem::path& p) {
 }
 
 /// Runs `MYATTN_CLI <args>` (with an optional environment prefix such as "MYATTN_ISA=x").
+/// The environment variable MYATTN_TEST_CLI_PREFIX, when set, goes before it: qemu-user does not
+/// follow exec, so whoever runs the tests under `qemu-x86_64 -cpu Haswell` sets it to that command
+/// and the CLI runs on the same emulated CPU instead of natively (tools/ci/old-cpus.sh).
 inline CliResult run_cli(const std::string& args, const std::string& env = "") {
     TempDir tmp;
-    const std::string cmd = (env.empty() ? "" : "env " + env + " ") + MYATTN_CLI + std::string(" ") + args + " >" +
+    const char* prefix = std::getenv("MYATTN_TEST_CLI_PREFIX");
+    const std::string cli = (prefix && *prefix ? std::string(prefix) + " " : std::string()) + MYATTN_CLI;
+    const std::string cmd = (env.empty() ? "" : "env " + env + " ") + cli + " " + args + " >" +
                             (tmp / "out").string() + " 2>" + (tmp / "err").string() + " </dev/null";
     const int raw = std::system(cmd.c_str());
     CliResult r;

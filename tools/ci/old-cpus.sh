@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Older x86-64 CPUs, for real: runs the Release and the Debug builds as a Haswell (AVX2+FMA, no
+# AVX-512: the dispatcher must pick avx2) and as a Nehalem (no AVX: it must pick scalar) under
+# Debian's qemu-x86_64, which emulates those CPU models' instruction sets (TCG; it may not
+# implement AVX-512 at all, so this is how the non-AVX-512 paths of this Zen 4 are checked).
+# For each build and CPU: `myattn info` must name the expected ISA, forcing a better one must be
+# refused (exit 2), `myattn demo` must run, and the whole test binary must pass, with the CLI it
+# spawns running on the same emulated CPU (MYATTN_TEST_CLI_PREFIX, tests/support/cli.hpp).
+# Any SIGILL fails the stage.
+#
+# Release: build/release, reused as the release stage left it (built when missing). Debug:
+# build/debug (preset `debug`), where the ODR trap of per-ISA objects would show.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+if [ "$(uname -m)" != x86_64 ]; then
+  echo "old-cpus: x86-64 only (host is $(uname -m)); skipped"
+  exit 0
+fi
+jobs=$(nproc)
+tools/install-deps.sh
+tools/install-deps.sh qemu-user
+
+if [ ! -x build/release/tests/myattn_tests ] || [ ! -x build/release/tools/myattn ]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j"${jobs}"
+elif [ -n "$(find src include tests tools/cli -newer build/release/tests/myattn_tests -print -quit)" ]; then
+  echo "old-cpus: warning: build/release is older than the sources; run tools/ci/release.sh first" >&2
+fi
+# Debug: everything but the benchmarks (not run here; saves a minute of compiling).
+cmake --preset debug -DMYATTN_BUILD_BENCH=OFF >/dev/null
+cmake --build --preset debug -j"${jobs}"
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# The CPU models. qemu warns on stderr for each feature of a model that TCG does not implement
+# (Haswell: pcid, x2apic, tsc-deadline, invpcid and TSX's hle/rtm, all irrelevant to user code);
+# the CLI's stderr is part of what the tests check, so those features are switched off.
+declare -A models=(
+  [Haswell]="Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm"
+  [Nehalem]="Nehalem"
+)
+
+# check BUILD_DIR CPU EXPECTED_ISA REFUSED_ISA
+check() {
+  local dir=$1 cpu=$2 want=$3 refused=$4
+  local qemu=(qemu-x86_64 -cpu "${models[$cpu]}")
+  local tag="${dir#build/} on ${cpu}"
+  local info status
+  info=$("${qemu[@]}" "$dir/tools/myattn" info)
+  echo "--- ${tag}: myattn info"
+  echo "${info}"
+  grep -q "^active isa: *${want} " <<<"${info}" ||
+    { echo "FAIL ${tag}: the active ISA is not ${want}" >&2; return 1; }
+  # An ISA this CPU cannot run is refused, never silently replaced.
+  status=0
+  MYATTN_ISA=${refused} "${qemu[@]}" "$dir/tools/myattn" info >/dev/null 2>"$logs/err" || status=$?
+  [ "${status}" -eq 2 ] ||
+    { echo "FAIL ${tag}: MYATTN_ISA=${refused} gave status ${status}, not 2" >&2; cat "$logs/err" >&2; return 1; }
+  echo "--- ${tag}: myattn demo"
+  "${qemu[@]}" "$dir/tools/myattn" demo
+  # Every Catch test binary, whole (myattn_tests, myattn_alloc_tests, ...).
+  local bin
+  for bin in "$dir"/tests/myattn_*tests; do
+    echo "--- ${tag}: $(basename "$bin"), every test case"
+    status=0
+    SECONDS=0
+    MYATTN_TEST_CLI_PREFIX="${qemu[*]}" timeout 1200 "${qemu[@]}" "$bin" >"$logs/tests" 2>&1 || status=$?
+    echo "$(tail -n 2 "$logs/tests" | head -n 1) [${SECONDS}s]"
+    if [ "${status}" -ne 0 ]; then
+      tail -n 60 "$logs/tests" >&2
+      case ${status} in
+        132) echo "FAIL ${tag}: $(basename "$bin") died of SIGILL" >&2 ;;
+        124) echo "FAIL ${tag}: $(basename "$bin") timed out" >&2 ;;
+        *) echo "FAIL ${tag}: $(basename "$bin") exited with ${status}" >&2 ;;
+      esac
+      return 1
+    fi
+    # A CLI child that died of SIGILL fails its test too; this names the cause.
+    if grep -qi 'illegal instruction' "$logs/tests"; then
+      echo "FAIL ${tag}: SIGILL in a child of $(basename "$bin")" >&2
+      return 1
+    fi
+  done
+  echo "--- ${tag}: ok"
+}
+
+for dir in build/release build/debug; do
+  check "$dir" Haswell avx2 avx512
+  check "$dir" Nehalem scalar avx2
+done
