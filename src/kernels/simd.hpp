@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <xsimd/xsimd.hpp>
 
 #if defined(__AVX512F__)
@@ -25,16 +26,13 @@ using vfloat = xsimd::batch<float, Arch>;
 /// same chain of fused operations in every lane, in every tile shape and in the scalar tails.
 template <class Arch>
 inline vfloat<Arch> fmadd(vfloat<Arch> x, vfloat<Arch> y, vfloat<Arch> z) {
+#if defined(__AVX512F__)
+    // xsimd 8.1 has no AVX-512 fma: its generic fallback is a multiply then an add, fused only
+    // if the compiler contracts it (GCC does at -O2, but not under -fsanitize=undefined).
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) return _mm512_fmadd_ps(x, y, z);
+#endif
     return xsimd::fma(x, y, z);
 }
-
-#if defined(__AVX512F__)
-// xsimd 8.1 has no AVX-512 fma: its generic fallback is a multiply then an add, fused only if
-// the compiler happens to contract it (GCC does by default, not under -ffp-contract=off).
-inline vfloat<xsimd::avx512f> fmadd(vfloat<xsimd::avx512f> x, vfloat<xsimd::avx512f> y, vfloat<xsimd::avx512f> z) {
-    return _mm512_fmadd_ps(x, y, z);
-}
-#endif
 
 template <unsigned Step>
 struct RotateLanes {
