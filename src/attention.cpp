@@ -56,10 +56,13 @@ struct Span {
 };
 
 // Validates every tensor against Dims and each other; nothing is written before this returns.
-Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V,
-                    const MutableTensor& output, const MutableTensor& attn_weights, std::size_t& batch) {
-    const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
-                      o = dims.output_size;
+struct InputSizes {
+    std::size_t B, nq, nk, nv; // the batch, and the elements of Q, K and V
+};
+
+// Validates Q, K and V against Dims and each other.
+InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V) {
+    const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2;
     const auto q_expect = [&] { return "[B, 1, " + std::to_string(q) + "]"; };
     const std::size_t nq = checked_numel("Q", Q, 3, q_expect);
     if (Q.shape[1] != 1 || Q.shape[2] != q) bad_shape("Q", q_expect, Q.shape);
@@ -72,6 +75,14 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
     const auto v_expect = [&] { return shape_str({B, L, d}) + " or " + shape_str({1, L, d}); };
     const std::size_t nv = checked_numel("V", V, 3, v_expect);
     if ((V.shape[0] != B && V.shape[0] != 1) || V.shape[1] != L || V.shape[2] != d) bad_shape("V", v_expect, V.shape);
+    return {B, nq, nk, nv};
+}
+
+// Validates every tensor against Dims and each other; nothing is written before this returns.
+Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V,
+                    const MutableTensor& output, const MutableTensor& attn_weights, std::size_t& batch) {
+    const std::size_t k = dims.key_size, L = dims.value_size1, d = dims.value_size2, o = dims.output_size;
+    const auto [B, nq, nk, nv] = validate_inputs(dims, Q, K, V);
 
     const auto o_expect = [&] { return shape_str({B, 1, o}); };
     const std::size_t no = checked_numel("output", output, 3, o_expect);
@@ -200,8 +211,9 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
 
 ForwardResult MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V) const {
     const Dims& d = dims();
-    // Shapes are checked by the other overload; size the outputs from Q's batch if it has one.
-    const std::size_t B = Q.shape.rank() == 3 ? Q.shape[0] : 0;
+    // Inputs are checked before the outputs are sized: a bad shape is a ShapeError, never a
+    // huge allocation.
+    const std::size_t B = validate_inputs(d, Q, K, V).B;
     ForwardResult r;
     r.output_shape = Shape{B, 1, d.output_size};
     r.attn_weights_shape = Shape{B, d.value_size1};
