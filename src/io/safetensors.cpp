@@ -37,6 +37,10 @@ using Json = nlohmann::json;
 
 constexpr std::uint64_t max_header_length = 100'000'000; // the official reader's limit
 constexpr int max_json_depth = 16; // a valid header nests 3 deep; the margin allows for unknown fields
+// Values in an array that is an entry's field ("shape", "data_offsets"): far more dimensions than
+// any real tensor has (myattn's have at most 3), and what keeps a header's tree within a small
+// multiple of the header's size (a JSON value takes 16 bytes for the 2 of "1,").
+constexpr std::size_t max_array_values = 64;
 constexpr std::size_t max_quoted_chars = 100;
 
 /// A name or value for an error message: JSON-quoted, so it stays on one line and in ASCII, and
@@ -174,33 +178,132 @@ void check_metadata(const Json& json, const Context& ctx) {
                      std::string(value.type_name()));
 }
 
-/// Parses the header JSON. nlohmann keeps one of two equal keys silently, so a parser callback
-/// sees every key and rejects repeats; it also bounds the nesting, which costs memory per level.
+/// Builds the header's JSON tree from nlohmann's SAX events, checking as it goes what the tree
+/// would hide or what would make it large:
+/// - repeated keys, which nlohmann would silently merge, are refused;
+/// - nesting is bounded (each level costs memory), and so are the arrays of an entry;
+/// - what is never used is checked but not kept: unknown fields of an entry (parsed, dropped,
+///   as the official reader ignores them) and the values of "__metadata__" (which must be
+///   strings), so the tree is only what read_entries needs.
+/// It is also linear: nlohmann's parser_callback_t parser rescans an object's members every time
+/// one of its members ends, quadratic in the tensor count (minutes for a header of a few MB).
+class HeaderBuilder {
+  public:
+    explicit HeaderBuilder(const Context& ctx) : ctx_(ctx) {}
+    Json root;
+
+    bool null() { return value(Json(nullptr)); }
+    bool boolean(bool b) { return value(Json(b)); }
+    bool number_integer(Json::number_integer_t n) { return value(Json(n)); }
+    bool number_unsigned(Json::number_unsigned_t n) { return value(Json(n)); }
+    bool number_float(Json::number_float_t n, const Json::string_t& /*text*/) { return value(Json(n)); }
+    bool string(Json::string_t& text) { return value(Json(std::move(text))); }
+    bool binary(Json::binary_t& bytes) { return value(Json::binary(std::move(bytes))); } // not in JSON text
+    bool start_object(std::size_t /*unknown*/) { return open(Json::value_t::object); }
+    bool start_array(std::size_t /*unknown*/) { return open(Json::value_t::array); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+
+    bool key(Json::string_t& name) {
+        Frame& f = stack_.back();
+        const bool top = stack_.size() == 1;
+        if (top) tensor_ = name;
+        if (f.skip) return true; // inside dropped data nothing is kept, so repeats do not matter
+        // A kept object's own map finds repeats; the keys of one whose values are dropped
+        // ("__metadata__") are kept in a set for that.
+        const bool repeated = f.drop_values ? !f.keys.insert(name).second : f.node->contains(name);
+        if (repeated)
+            ctx_.fail(top ? "duplicate tensor name " + in_quotes(name)
+                          : "duplicate key " + in_quotes(name) + " in the entry of " + in_quotes(tensor_));
+        f.key = std::move(name);
+        f.drop_next = f.drop_values || (stack_.size() == 2 && !is_known_field(f.key));
+        return true;
+    }
+
+    bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const Json::exception& e) {
+        ctx_.fail("header is not valid JSON: " + shortened(e.what()));
+    }
+
+  private:
+    struct Frame {
+        Json* node = nullptr;     // the container being filled; null inside dropped data
+        bool skip = false;        // inside dropped data
+        bool drop_values = false; // "__metadata__": keys checked, string values checked, neither kept
+        bool drop_next = false;   // the value of `key` is dropped
+        const char* field = nullptr; // an array that is an entry's field: at most max_array_values
+        std::string key;          // the key whose value comes next
+        std::set<std::string, std::less<>> keys;
+    };
+
+    static bool is_known_field(std::string_view key) {
+        return key == "dtype" || key == "shape" || key == "data_offsets";
+    }
+
+    /// Where the next value goes: null if it is dropped. Checks "__metadata__" values.
+    Json* slot(Json::value_t type) {
+        if (stack_.empty()) return &root;
+        Frame& f = stack_.back();
+        if (f.skip) return nullptr;
+        if (f.node->is_array()) {
+            if (f.field != nullptr && f.node->size() == max_array_values)
+                Context{ctx_.what, tensor_}.fail("\"" + std::string(f.field) + "\" holds more than " +
+                                                 std::to_string(max_array_values) + " values");
+            return &f.node->emplace_back();
+        }
+        if (f.drop_values && type != Json::value_t::string)
+            ctx_.fail("\"__metadata__\" must be an object of strings, but " + in_quotes(f.key) + " holds " +
+                      std::string(Json(type).type_name()));
+        if (f.drop_next) return nullptr;
+        return &(*f.node)[f.key];
+    }
+
+    bool value(Json&& v) {
+        if (Json* target = slot(v.type())) *target = std::move(v);
+        return true;
+    }
+
+    bool open(Json::value_t type) {
+        if (stack_.size() >= static_cast<std::size_t>(max_json_depth))
+            ctx_.fail("header JSON nests deeper than " + std::to_string(max_json_depth));
+        if (stack_.empty() && type != Json::value_t::object) // refused before its elements are read
+            ctx_.fail("header must be a JSON object, got " + std::string(Json(type).type_name()));
+        Json* target = slot(type);
+        if (target != nullptr) *target = Json(type);
+        Frame f;
+        f.node = target;
+        f.skip = target == nullptr;
+        f.drop_values = !f.skip && type == Json::value_t::object && stack_.size() == 1 && tensor_ == "__metadata__";
+        if (!f.skip && type == Json::value_t::array && stack_.size() == 2 && stack_.back().node->is_object())
+            for (const char* field : {"dtype", "shape", "data_offsets"}) // the only fields kept
+                if (stack_.back().key == field) f.field = field;
+        stack_.push_back(std::move(f));
+        return true;
+    }
+
+    bool close() {
+        stack_.pop_back();
+        return true;
+    }
+
+    const Context& ctx_;
+    std::vector<Frame> stack_;
+    std::string tensor_; // the last top-level key, to say where a repeated inner key is
+};
+
+/// Parses the header JSON (see HeaderBuilder).
 Json parse_header(std::string_view text, const Context& ctx) {
     // nlohmann stops at a NUL as if the input ended there, which would hide whatever follows.
     if (const auto nul = text.find('\0'); nul != std::string_view::npos)
         ctx.fail("header contains a NUL byte at offset " + std::to_string(nul));
-    std::vector<std::set<std::string, std::less<>>> open_objects;
-    std::string tensor; // the last top-level key, to say where a repeated inner key is
-    const Json::parser_callback_t check = [&](int depth, Json::parse_event_t event, Json& parsed) {
-        if (depth > max_json_depth) ctx.fail("header JSON nests deeper than " + std::to_string(max_json_depth));
-        if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-        if (event == Json::parse_event_t::object_end) open_objects.pop_back();
-        if (event != Json::parse_event_t::key) return true;
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (depth == 1) tensor = key;
-        if (!open_objects.back().insert(key).second)
-            ctx.fail(depth == 1 ? "duplicate tensor name " + in_quotes(key)
-                                : "duplicate key " + in_quotes(key) + " in the entry of " + in_quotes(tensor));
-        return true;
-    };
+    HeaderBuilder builder(ctx);
     try {
-        Json header = Json::parse(text.begin(), text.end(), check);
-        if (!header.is_object()) ctx.fail("header must be a JSON object, got " + std::string(header.type_name()));
-        return header;
+        Json::sax_parse(text.begin(), text.end(), &builder);
     } catch (const Json::exception& e) {
         ctx.fail("header is not valid JSON: " + shortened(e.what()));
     }
+    if (!builder.root.is_object())
+        ctx.fail("header must be a JSON object, got " + std::string(builder.root.type_name()));
+    return std::move(builder.root);
 }
 
 /// Every tensor but "__metadata__", each entry checked on its own.

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# libFuzzer targets (tests/fuzz, preset fuzz: clang 14 with ASan + UBSan): replay the committed
+# seed corpora and crash regressions, then fuzz each target for MYATTN_FUZZ_SECONDS (default 60)
+# and fail on any crash, leak, timeout or out-of-memory. A failing input is left in
+# build/fuzz/artifacts/<target>/; commit it to tests/fuzz/regressions/<target>/ with the fix, and
+# every build's ctest replays it from then on (fuzz-replay/<target>).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+# libclang-rt-14-dev holds libFuzzer (libclang_rt.fuzzer) and the sanitizer runtimes.
+tools/install-deps.sh clang-14 libclang-rt-14-dev cmake make libxsimd-dev libtbb-dev nlohmann-json3-dev
+seconds="${MYATTN_FUZZ_SECONDS:-60}"
+
+cmake --preset fuzz >/dev/null
+cmake --build --preset fuzz -j"$(nproc)"
+ctest --test-dir build/fuzz --output-on-failure # replay corpus and regressions once
+
+for target in safetensors forward; do
+  corpus="build/fuzz/corpus/${target}"      # grows here; the committed seeds stay as they are
+  artifacts="build/fuzz/artifacts/${target}/"
+  mkdir -p "${corpus}" "${artifacts}"
+  echo "--- fuzz_${target}: ${seconds}s"
+  if ! "build/fuzz/tests/fuzz/fuzz_${target}" "${corpus}" "tests/fuzz/corpus/${target}" \
+      -max_total_time="${seconds}" -max_len=8192 -timeout=20 -rss_limit_mb=2048 \
+      -artifact_prefix="${artifacts}" -print_final_stats=1 2>"build/fuzz/${target}.log"; then
+    tail -n 60 "build/fuzz/${target}.log"
+    echo "fuzz_${target} failed; the input is in ${artifacts}" >&2
+    ls -l "${artifacts}" >&2
+    exit 1
+  fi
+  grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "build/fuzz/${target}.log" || true
+done
