@@ -1,0 +1,77 @@
+// What the benchmark files share: the reference shapes, the work counts of design.md §1, and
+// one cached set of inputs (with myattn's scalar result, the yardstick for the peers).
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "myattn/myattn.hpp"
+
+namespace myattn_bench {
+
+struct NamedShape {
+    const char* name;
+    myattn::Dims dims;
+};
+
+inline constexpr NamedShape shapes[] = {
+    {"S", {32, 32, 32, 64, 32}},
+    {"T", {256, 256, 10, 256, 256}},
+    {"X", {1024, 1024, 512, 1024, 1024}},
+};
+
+inline constexpr std::size_t batches[] = {1, 64, 1024, 16384};
+
+/// X at 16384 would need 32 GiB of V.
+bool skipped(const NamedShape& shape, std::size_t batch);
+
+/// 1 and every hardware thread of the default arena (once if they are equal).
+std::vector<int> thread_counts();
+
+/// 2L(q+k) + 2Ld + 2o(q+d).
+double flops_per_sample(const myattn::Dims& d);
+/// 4(q + k + Ld + o + L): inputs read and outputs written once.
+double bytes_per_sample(const myattn::Dims& d);
+/// 4(L(q+k+1) + o(q+d+1)): the parameters, read once per call.
+double weight_bytes(const myattn::Dims& d);
+
+/// samples/s, GFLOP/s and GB/s of a forward over `batch` samples per iteration.
+void set_forward_counters(benchmark::State& state, const myattn::Dims& d, std::size_t batch);
+
+/// Random Q, K, V (uniform in [-1, 1)) for one shape and batch, and Parameters::random(dims, 1).
+struct Workload {
+    Workload(const NamedShape& shape, std::size_t batch);
+
+    const NamedShape* shape;
+    std::size_t batch;
+    myattn::Parameters params;
+    std::vector<float> Q, K, V;
+
+    myattn::ConstTensor q() const { return {Q.data(), {batch, 1, shape->dims.query_size}}; }
+    myattn::ConstTensor k() const { return {K.data(), {batch, 1, shape->dims.key_size}}; }
+    myattn::ConstTensor v() const { return {V.data(), {batch, shape->dims.value_size1, shape->dims.value_size2}}; }
+
+    /// myattn's scalar result on these inputs, computed on first use.
+    const myattn::ForwardResult& reference() const;
+
+  private:
+    mutable std::unique_ptr<myattn::ForwardResult> reference_;
+};
+
+/// The inputs for (shape, batch). One set is kept at a time (the large ones take 128 MiB to
+/// 2 GiB): benchmarks are registered so that those sharing inputs run together.
+const Workload& workload(const NamedShape& shape, std::size_t batch);
+
+/// "a/b/c" from parts.
+std::string join(std::initializer_list<std::string> parts);
+
+// Each file registers its own benchmarks: the peaks, and those of one shape and batch.
+void register_peak();
+void register_forward(const NamedShape& shape, std::size_t batch);
+void register_kernels(const NamedShape& shape, std::size_t batch);
+
+} // namespace myattn_bench

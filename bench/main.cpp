@@ -1,0 +1,44 @@
+// myattn_bench: the module end to end, its kernels, its peers, and the machine's limits.
+#include <string>
+#include <string_view>
+
+#include "bench.hpp"
+#include "peers/peer.hpp"
+
+namespace {
+
+void append(std::string& list, std::string_view item) {
+    if (!list.empty()) list += ',';
+    list += item;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+    // Recorded in the JSON context, for tools/bench-report.
+    std::string isas, peers;
+    for (myattn::Isa isa : myattn::runnable_isas()) append(isas, myattn::isa_name(isa));
+    for (const myattn_bench::PeerInfo& p : myattn_bench::available_peers()) append(peers, p.name);
+    benchmark::AddCustomContext("myattn_version", myattn::version_string);
+    benchmark::AddCustomContext("myattn_runnable_isas", isas);
+    benchmark::AddCustomContext("myattn_active_isa", std::string(myattn::isa_name(myattn::active_isa())));
+    benchmark::AddCustomContext("cpu_features", myattn::to_string(myattn::cpu_features()));
+    benchmark::AddCustomContext("peers", peers);
+    for (const myattn_bench::NamedShape& s : myattn_bench::shapes)
+        benchmark::AddCustomContext(std::string("shape_") + s.name, s.dims.to_string());
+
+    using namespace myattn_bench;
+    register_peak();
+    // Grouped by inputs, so that the one cached workload serves a whole group.
+    for (const NamedShape& s : shapes)
+        for (std::size_t B : batches)
+            if (!skipped(s, B)) {
+                register_forward(s, B);
+                register_kernels(s, B);
+            }
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+}
