@@ -11,9 +11,9 @@
 #include "tiling.hpp"
 
 #ifdef MYATTN_WITH_TBB
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+
+#include "parallel_for.hpp"
 #endif
 
 namespace myattn {
@@ -129,7 +129,7 @@ bool split_features(const KernelTable& k, const Dims& d, std::size_t B, std::siz
 void linear_by_features(const KernelTable& k, const float* W, std::size_t out, std::size_t rows,
                         const detail::SplitRows& x, float* y) {
     const std::size_t panels = (out + k.nr - 1) / k.nr, in = x.n1 + x.n2;
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, panels), [&](const tbb::blocked_range<std::size_t>& r) {
+    detail::parallel_for(panels, [&](const tbb::blocked_range<std::size_t>& r) {
         const std::size_t j0 = r.begin() * k.nr, j1 = std::min(out, r.end() * k.nr);
         k.linear(W + j0 * (in + 1), j1 - j0, rows, x, y + j0, out);
     });
@@ -201,8 +201,7 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
     };
 #ifdef MYATTN_WITH_TBB
     if (tiles > 1) {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tiles),
-                          [&](const tbb::blocked_range<std::size_t>& r) { run_tiles(r.begin(), r.end()); });
+        detail::parallel_for(tiles, [&](const tbb::blocked_range<std::size_t>& r) { run_tiles(r.begin(), r.end()); });
         return;
     }
 #endif
