@@ -82,7 +82,8 @@ InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTe
 Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V,
                     const MutableTensor& output, const MutableTensor& attn_weights, std::size_t& batch) {
     const std::size_t k = dims.key_size, L = dims.value_size1, d = dims.value_size2, o = dims.output_size;
-    const auto [B, nq, nk, nv] = validate_inputs(dims, Q, K, V);
+    const InputSizes sizes = validate_inputs(dims, Q, K, V);
+    const std::size_t B = sizes.B; // a plain variable: clang 14 cannot capture structured bindings
 
     const auto o_expect = [&] { return shape_str({B, 1, o}); };
     const std::size_t no = checked_numel("output", output, 3, o_expect);
@@ -92,7 +93,7 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
     if (!(attn_weights.shape == Shape{B, L})) bad_shape("attn_weights", w_expect, attn_weights.shape);
 
     const Span outs[] = {{"output", output.data, no}, {"attn_weights", attn_weights.data, nw}};
-    const Span ins[] = {{"Q", Q.data, nq}, {"K", K.data, nk}, {"V", V.data, nv}, outs[1]};
+    const Span ins[] = {{"Q", Q.data, sizes.nq}, {"K", K.data, sizes.nk}, {"V", V.data, sizes.nv}, outs[1]};
     for (const Span& out : outs)
         for (const Span& in : ins)
             if (out.begin != in.begin || out.name != in.name)
