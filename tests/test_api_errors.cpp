@@ -4,26 +4,13 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "support/valid_call.hpp"
 
 using namespace myattn;
 using Catch::Matchers::Contains;
 
-namespace {
-
-constexpr std::size_t big = std::numeric_limits<std::size_t>::max() / 2 + 1;
-
-struct Call {
-    Dims d{2, 3, 4, 5, 6};
-    std::size_t B = 2;
-    std::vector<float> Q = std::vector<float>(B * 2), K = std::vector<float>(B * 3), V = std::vector<float>(B * 20),
-                       out = std::vector<float>(B * 6), w = std::vector<float>(B * 4);
-    ConstTensor q{Q.data(), {B, 1, 2}}, k{K.data(), {B, 1, 3}}, v{V.data(), {B, 4, 5}};
-    MutableTensor o{out.data(), {B, 1, 6}}, a{w.data(), {B, 4}};
-    MyAttn attn{Parameters::random(d, 1)};
-    void run() { attn.forward(q, k, v, o, a); }
-};
-
-} // namespace
+using Call = myattn::test::ValidCall;
+constexpr std::size_t big = myattn::test::overflowing;
 
 TEST_CASE("errors: Parameters", "[errors]") {
     const Dims d{2, 3, 4, 5, 6};

@@ -9,29 +9,14 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "support/valid_call.hpp"
 #include "support/random.hpp"
 
 using namespace myattn;
 using Catch::Matchers::Contains;
 
-namespace {
-
-constexpr std::size_t big = std::numeric_limits<std::size_t>::max() / 2 + 1;
-
-/// A valid call with q=2 k=3 L=4 d=5 o=6 and B=2, each tensor in a buffer of its own.
-struct Call {
-    Dims d{2, 3, 4, 5, 6};
-    std::size_t B = 2;
-    std::vector<float> Q = std::vector<float>(B * 2, 0.5f), K = std::vector<float>(B * 3, 0.25f),
-                       V = std::vector<float>(B * 20, 1.0f), out = std::vector<float>(B * 6),
-                       w = std::vector<float>(B * 4);
-    ConstTensor q{Q.data(), {B, 1, 2}}, k{K.data(), {B, 1, 3}}, v{V.data(), {B, 4, 5}};
-    MutableTensor o{out.data(), {B, 1, 6}}, a{w.data(), {B, 4}};
-    MyAttn attn{Parameters::random(d, 1)};
-    void run() const { attn.forward(q, k, v, o, a); }
-};
-
-} // namespace
+using Call = myattn::test::ValidCall;
+constexpr std::size_t big = myattn::test::overflowing;
 
 TEST_CASE("contract: null data with elements is refused for every tensor", "[errors][contract]") {
     Call c;
