@@ -187,11 +187,9 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
     const float* packed = impl_->packed.data();
 #ifdef MYATTN_WITH_TBB
     const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+    if (split_features(kernels, dims, B, threads)) return forward_by_features(kernels, dims, packed, batch, B);
 #else
     const std::size_t threads = 1;
-#endif
-#ifdef MYATTN_WITH_TBB
-    if (split_features(kernels, dims, B, threads)) return forward_by_features(kernels, dims, packed, batch, B);
 #endif
     const std::size_t rows = detail::rows_per_tile(dims, B, kernels.mr, threads);
     const std::size_t tiles = (B + rows - 1) / rows;
