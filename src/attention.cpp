@@ -102,8 +102,9 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
 
     batch = B;
     // With B = 1 a [1,...] K or V is both per-sample and shared: the stride does not matter.
-    return Batch{Q.data, K.data, V.data, K.shape[0] == B && B != 1 ? k : 0, V.shape[0] == B && B != 1 ? L * d : 0,
-                 output.data, attn_weights.data};
+    return Batch{
+        Q.data,      K.data,           V.data, K.shape[0] == B && B != 1 ? k : 0, V.shape[0] == B && B != 1 ? L * d : 0,
+        output.data, attn_weights.data};
 }
 
 // Per-thread scratch that grows to the largest tile seen and is then reused: after the first
@@ -121,10 +122,14 @@ float* thread_scratch(std::size_t floats) {
 // output is still computed by the same kernel in the same order: the bits do not change.
 constexpr double split_min_flops = 1 << 22; // ~40 µs of one core: dwarfs a parallel_for's cost
 
-bool split_features(const KernelTable& k, const Dims& d, std::size_t B, std::size_t threads) {
+bool large_linears(const Dims& d) {
     const double flops = 2.0 * (double(d.value_size1) * double(d.query_size + d.key_size) +
                                 double(d.output_size) * double(d.query_size + d.value_size2));
-    return k.nr > 1 && (B + k.mr - 1) / k.mr < threads && flops >= split_min_flops;
+    return flops >= split_min_flops;
+}
+
+bool split_features(const KernelTable& k, const Dims& d, std::size_t B, std::size_t threads) {
+    return k.nr > 1 && (B + k.mr - 1) / k.mr < threads && large_linears(d);
 }
 
 void linear_by_features(const KernelTable& k, const float* W, std::size_t out, std::size_t rows,
@@ -142,8 +147,7 @@ void forward_by_features(const KernelTable& k, const Dims& d, const float* packe
     linear_by_features(k, packed, L, B, {x.Q, q, q, x.K, x.k_stride, kk}, x.attn_weights);
     for (std::size_t b = 0; b < B; ++b) k.softmax(x.attn_weights + b * L, L);
     k.weighted_sum(B, x.attn_weights, L, x.V, x.v_stride, L, D, a, D);
-    linear_by_features(k, packed + k.linear_packed_size(L, q + kk), d.output_size, B, {x.Q, q, q, a, D, D},
-                       x.output);
+    linear_by_features(k, packed + k.linear_packed_size(L, q + kk), d.output_size, B, {x.Q, q, q, a, D, D}, x.output);
 }
 #endif
 
@@ -186,7 +190,10 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
     const KernelTable& kernels = *impl_->kernels;
     const float* packed = impl_->packed.data();
 #ifdef MYATTN_WITH_TBB
-    const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+    // One group of samples through small Linears is one task on this thread, whatever the
+    // arena: asking it costs a tenth of such a call (shape S at B = 1).
+    const bool one_task = B <= kernels.mr && !large_linears(dims);
+    const auto threads = one_task ? 1 : static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
     if (split_features(kernels, dims, B, threads)) return forward_by_features(kernels, dims, packed, batch, B);
 #else
     const std::size_t threads = 1;

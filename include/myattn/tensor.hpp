@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,15 +21,26 @@ class MYATTN_EXPORT Shape {
 
     constexpr Shape() = default;
     /// Throws ShapeError if more than max_rank extents are given.
-    Shape(std::initializer_list<std::size_t> extents);
-    explicit Shape(std::span<const std::size_t> extents);
+    Shape(std::initializer_list<std::size_t> extents)
+        : Shape(std::span<const std::size_t>(extents.begin(), extents.size())) {}
+    explicit Shape(std::span<const std::size_t> extents) {
+        if (extents.size() > max_rank) throw_rank_error(extents.size());
+        for (std::size_t e : extents) dims_[rank_++] = e;
+    }
 
     [[nodiscard]] constexpr std::size_t rank() const noexcept { return rank_; }
     [[nodiscard]] constexpr std::size_t operator[](std::size_t i) const noexcept { return dims_[i]; }
     [[nodiscard]] std::span<const std::size_t> extents() const noexcept { return {dims_.data(), rank_}; }
 
     /// Product of the extents; throws ShapeError naming `what` if it overflows size_t.
-    [[nodiscard]] std::size_t numel(std::string_view what = "tensor") const;
+    [[nodiscard]] std::size_t numel(std::string_view what = "tensor") const {
+        std::size_t n = 1;
+        for (std::size_t i = 0; i < rank_; ++i) {
+            if (dims_[i] != 0 && n > std::numeric_limits<std::size_t>::max() / dims_[i]) throw_overflow_error(what);
+            n *= dims_[i];
+        }
+        return n;
+    }
 
     /// "[1, 1, 32]", the form PyTorch prints.
     [[nodiscard]] std::string to_string() const;
@@ -41,6 +53,11 @@ class MYATTN_EXPORT Shape {
     }
 
   private:
+    // Every forward builds and checks several shapes: the checks are inline, the messages (and
+    // their allocations) out of line.
+    [[noreturn]] static void throw_rank_error(std::size_t rank);
+    [[noreturn]] void throw_overflow_error(std::string_view what) const;
+
     std::array<std::size_t, max_rank> dims_{};
     std::size_t rank_ = 0;
 };
@@ -55,8 +72,8 @@ struct TensorView {
     TensorView(T* d, Shape s) : data(d), shape(s) {}
     /// A mutable view converts to a const one.
     template <class U>
-        requires(!std::is_same_v<U, T> && std::is_convertible_v<U*, T*>)
-    TensorView(TensorView<U> other) : data(other.data), shape(other.shape) {}
+    requires(!std::is_same_v<U, T> && std::is_convertible_v<U*, T*>) TensorView(TensorView<U> other)
+        : data(other.data), shape(other.shape) {}
 };
 
 using ConstTensor = TensorView<const float>;
