@@ -6,12 +6,13 @@
 // compared bitwise with that chain computed here with std::fma, which also proves that no tile
 // shape, edge, panel count or KC block changes a sample's bits. The scalar ISA is the float
 // reference itself, and is compared bitwise with it.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "dispatch.hpp"
@@ -114,6 +115,80 @@ TEST_CASE("kernels: softmax of non-finite rows follows PyTorch at every position
             std::vector<float> big(L, 1e30f); // equal huge scores: uniform, no overflow
             t.softmax(big.data(), L);
             for (float x : big) REQUIRE(std::fabs(x - 1.0 / double(L)) <= 4 * unit_roundoff);
+        }
+    }
+}
+
+namespace {
+
+// The floats e with fl(e * s) == y, as [lo, hi] (empty, lo > hi, if there is none): e * s is
+// exact in double, so rounding it to float is the single rounding of a float product.
+std::pair<float, float> product_preimage(float y, float s) {
+    const auto times_s = [s](float e) { return float(double(e) * double(s)); };
+    const float inf = std::numeric_limits<float>::infinity();
+    float e = float(double(y) / double(s));
+    for (int step = 0; step < 4 && times_s(e) != y; ++step) e = std::nextafter(e, times_s(e) < y ? inf : 0.0f);
+    if (times_s(e) != y) return {1.0f, 0.0f};
+    float lo = e, hi = e;
+    while (times_s(std::nextafter(lo, 0.0f)) == y) lo = std::nextafter(lo, 0.0f);
+    while (times_s(std::nextafter(hi, inf)) == y) hi = std::nextafter(hi, inf);
+    return {lo, hi};
+}
+
+} // namespace
+
+TEST_CASE("kernels: softmax's exp within 2 ulp over [-87.3, 0], below FLT_MIN under it", "[kernels][softmax][exp]") {
+    // The SIMD kernels' exp is not in the table; softmax shows it. Softmax of a row of z zeros
+    // and one x is fl(e s) at x and s at each zero, with e the kernel's exp(x) and s the
+    // rounded reciprocal of the sum 1 z + e (the kernel's exp(0) is exactly 1). So e lies in the
+    // preimage of fl(. s): one float, or two where s compresses e's binade. With z = 1, 2, 3 and
+    // 7 (so that the four s differ), e lies in the intersection of four preimages, and the
+    // largest distance from exp(x) (in double) to it bounds the error of e: nearly always it is
+    // one float, and the bound is e's error itself. (What is measured is e(x) / e(0), exactly
+    // what softmax depends on.) The scalar ISA divides by the sum, with std::exp: not this exp.
+    for (Isa isa : isas_under_test()) {
+        if (isa == Isa::scalar) continue;
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        CAPTURE(isa_name(isa));
+        constexpr int N = 1 << 20; // a step of 83e-6 over [-87.3, 0]
+        double worst = 0;
+        float worst_x = 0, failed_x = 1; // failed_x: an output that is no product by s
+        for (int k = 0; k <= N; ++k) {
+            const float x = float(-87.3 * k / N);
+            float lo = 0, hi = std::numeric_limits<float>::max();
+            for (std::size_t zeros : {1, 2, 3, 7}) {
+                float row[8] = {};
+                const std::size_t at = zeros % 4; // x at 1, 2, 3 and 3; row[0] is 0
+                row[at] = x;
+                t.softmax(row, zeros + 1);
+                const auto [l, h] = product_preimage(row[at], row[0]);
+                lo = std::max(lo, l);
+                hi = std::min(hi, h);
+            }
+            if (lo > hi) {
+                failed_x = x;
+                break;
+            }
+            const double want = std::exp(double(x));
+            int e2 = 0;
+            std::frexp(want, &e2);
+            const double ulp = std::ldexp(1.0, e2 - 24); // of a float near want, normal here
+            const double err = std::max(std::fabs(lo - want), std::fabs(hi - want)) / ulp;
+            if (err > worst) worst = err, worst_x = x;
+        }
+        CAPTURE(failed_x, worst_x);
+        REQUIRE(failed_x == 1);
+        REQUIRE(worst <= 2.0);
+        // Under -87.3: exp(x) < 1.04 * FLT_MIN, and no row of length 2 has a sum below 1, so
+        // any value within FLT_MIN (the oracle's absolute slack) of exp(x) will do: 0 included.
+        for (int k = 0; k <= N / 16; ++k) {
+            const float x = float(-87.3 - 20.0 * k / (N / 16));
+            float a[2] = {x, 0.0f};
+            t.softmax(a, 2);
+            if (a[1] != 1.0f || !(std::fabs(a[0] - std::exp(double(x))) <= 0x1p-126)) {
+                CAPTURE(x, a[0], a[1]);
+                FAIL("not within FLT_MIN of exp(x)");
+            }
         }
     }
 }

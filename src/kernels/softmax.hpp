@@ -3,7 +3,8 @@
 // A row that is not a whole number of vectors ends in one partial vector, loaded through a
 // buffer padded with -inf and kept in a register across the passes: nothing past the row is
 // read or written. The padding is harmless: it never raises the max, and its exp is 0, except
-// when the max is itself -inf or NaN, rows PyTorch turns into NaN anyway.
+// when the max is itself -inf or NaN, rows PyTorch turns into NaN anyway. A row that is a whole
+// number of vectors has no partial vector, and computes no exp for one.
 //
 // Non-finite scores follow PyTorch without a special case: a NaN, or a +inf (inf - inf), or a
 // row of -inf (-inf - -inf) gives a NaN term, hence a NaN sum, hence a NaN row. That holds even
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 
 #include "kernels/simd.hpp"
@@ -19,28 +21,70 @@
 namespace myattn::detail {
 namespace {
 
+/// exp(x) for x in [-inf, 0] or NaN, within 2 ulp (1.01 ulp measured over every float of
+/// [-87.3, 0]), or below the normal range: 0 for x < -126 ln 2, where exp(x) < FLT_MIN, and
+/// possibly a subnormal just above. NaN gives NaN, -inf gives 0.
+///
+/// softmax calls it on s - max s only: every finite score is <= the max, so the argument is
+/// <= 0, or -inf, or NaN (NaN and +inf scores, and -inf - -inf). Hence, unlike xsimd::exp, no
+/// overflow side and one compare and select in all; and the reduction and the polynomial are
+/// written as fused multiply-adds, which xsimd::exp does not get under -ffp-contract=off.
+template <class Arch>
+inline vfloat<Arch> exp_nonpositive(vfloat<Arch> x) {
+    using vf = vfloat<Arch>;
+    using vu = xsimd::batch<std::uint32_t, Arch>;
+    // n = round(x log2 e), in float n and in the low bits of j (1.5 * 2^23 leaves no fraction
+    // bits in j, and keeps it in [2^23, 2^24) for any |n| < 2^22). For x >= x_min, n >= -126.
+    const vf shift(0x1.8p23f);
+    const vf j = fmadd<Arch>(x, vf(0x1.715476p+0f), shift);
+    const vf n = j - shift;
+    // Cody-Waite: r = x - n ln 2, with ln 2 = hi + lo (hi = ln 2 rounded to float): |r| <= ~ln 2 / 2.
+    vf r = fmadd<Arch>(n, vf(-0x1.62e430p-1f), x);
+    r = fmadd<Arch>(n, vf(0x1.05c610p-29f), r);
+    // exp(r) = 1 + r + r^2 P(r), P the degree-5 minimax polynomial of Cephes' expf.
+    vf p = fmadd<Arch>(vf(1.9875691500e-4f), r, vf(1.3981999507e-3f));
+    p = fmadd<Arch>(p, r, vf(8.3334519073e-3f));
+    p = fmadd<Arch>(p, r, vf(4.1665795894e-2f));
+    p = fmadd<Arch>(p, r, vf(1.6666665459e-1f));
+    p = fmadd<Arch>(p, r, vf(5.0000001201e-1f));
+    const vf er = fmadd<Arch>(p, r * r, r) + vf(1.0f);
+    // 2^n, a normal float for n >= -126: the low 9 bits of j (n mod 2^9) shifted into the
+    // exponent field, plus the bits of 1.0 (the bias), modulo 2^32. A product rather than an
+    // add to the exponent bits: where exp(r) 2^-126 is subnormal it is still rounded right.
+    const vu bits_of_one(0x3f800000u);
+    const vf two_n = xsimd::bitwise_cast<vf>((xsimd::bitwise_cast<vu>(j) << 23) + bits_of_one);
+    // x_min = -126 ln 2 rounded down: below it exp(x) < FLT_MIN, and n (or its bits, for -inf)
+    // would leave the normal range, so 0. NaN compares false and stays NaN through r.
+    const vf x_min(-0x1.5d58a0p+6f);
+    return xsimd::select(x < x_min, vf(0.0f), er * two_n);
+}
+
 template <class Arch>
 void softmax(float* s, std::size_t n) {
     using vf = vfloat<Arch>;
     constexpr std::size_t lanes = vf::size;
     constexpr float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t full = n - n % lanes;
-    const vf tail = full < n ? load_tail<Arch>(s + full, n - full, neg_inf) : vf(neg_inf);
+    const bool partial = full < n;
+    const vf tail = partial ? load_tail<Arch>(s + full, n - full, neg_inf) : vf(neg_inf);
 
     vf vmax = tail;
     for (std::size_t i = 0; i < full; i += lanes) vmax = xsimd::max(vmax, vf::load_unaligned(s + i));
     const vf vm = all_lanes_max<Arch>(vmax);
-    const vf etail = xsimd::exp(tail - vm);
-    vf vsum = etail;
+    vf etail(0.0f), vsum(0.0f);
+    if (partial) {
+        etail = exp_nonpositive<Arch>(tail - vm);
+        vsum = etail;
+    }
     for (std::size_t i = 0; i < full; i += lanes) {
-        const vf e = xsimd::exp(vf::load_unaligned(s + i) - vm);
+        const vf e = exp_nonpositive<Arch>(vf::load_unaligned(s + i) - vm);
         e.store_unaligned(s + i);
         vsum += e;
     }
     // One division, then products: within 2 ulp of the quotient, as the oracle budgets.
     const vf scale(1.0f / xsimd::hadd(vsum));
     for (std::size_t i = 0; i < full; i += lanes) (vf::load_unaligned(s + i) * scale).store_unaligned(s + i);
-    if (full < n) store_tail<Arch>(s + full, n - full, etail * scale);
+    if (partial) store_tail<Arch>(s + full, n - full, etail * scale);
 }
 
 } // namespace
