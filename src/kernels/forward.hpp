@@ -67,13 +67,19 @@ void forward(const Dims& dims, const float* packed, const Batch& x, std::size_t 
             if (prefetch_v && g + M < end)
                 prefetch_rows(x.V + (g + M) * x.v_stride, (end - g - M < M ? end - g - M : M) * x.v_stride);
             linear_rows<Arch, M>(W1, L, {Q, q, q, x.K + g * x.k_stride, x.k_stride, k}, w, L);
+            const SplitRows qa{Q, q, q, scratch, d, d};
+            float* y = x.output + g * o;
+            // The combine's bias and Q part first: they do not wait for the attention, so the
+            // core runs them beside the softmax's chain of dependent steps. Same sums, in the same
+            // order, as one pass.
+            linear_rows<Arch, M>(W2, o, qa, y, o, 0, q);
             for (std::size_t m = 0; m < M; ++m) softmax<Arch>(w + m * L, L);
             if (x.v_stride == 0)
                 weighted_sum_rows<Arch, M>(w, L, x.V, L, d, scratch, d);
             else
                 for (std::size_t m = 0; m < M; ++m)
                     weighted_sum_rows<Arch, 1>(w + m * L, L, x.V + (g + m) * x.v_stride, L, d, scratch + m * d, d);
-            linear_rows<Arch, M>(W2, o, {Q, q, q, scratch, d, d}, x.output + g * o, o);
+            linear_rows<Arch, M>(W2, o, qa, y, o, q);
         });
 }
 

@@ -119,16 +119,19 @@ void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p,
         if (p < np) linear_panels<Arch, M, P - 1>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy);
 }
 
-/// y for M samples: KC blocks of inputs outermost, so that the M × KC input sliver stays in
-/// L1 while every panel streams past it.
+/// y for M samples over inputs [k_begin, k_end) (all of them by default): from the bias if
+/// k_begin = 0, else continuing the sums already in y. KC blocks of inputs outermost, so that
+/// the M × KC input sliver stays in L1 while every panel streams past it.
 template <class Arch, std::size_t M>
-void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy) {
+void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy,
+                 std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
     using B = Blocking<Arch>;
     const std::size_t in = x.n1 + x.n2, full = out / B::NR, panel_stride = B::NR * (in + 1);
     const std::size_t last_vectors = out % B::NR == 0 ? 0 : last_panel_width<Arch>(out) / B::lanes;
-    std::size_t k0 = 0;
+    if (k_end > in) k_end = in;
+    std::size_t k0 = k_begin;
     do { // at least once: with no inputs y is the bias
-        const std::size_t k1 = in - k0 > B::KC ? k0 + B::KC : in;
+        const std::size_t k1 = k_end - k0 > B::KC ? k0 + B::KC : k_end;
         linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, 0, full, out, x, k0, k1, y, ldy);
         if (last_vectors != 0)
             with_size<B::nr_vectors>(last_vectors, [&]<std::size_t PV>(std::integral_constant<std::size_t, PV>) {
@@ -136,7 +139,7 @@ void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float
                                             out - full * B::NR);
             });
         k0 = k1;
-    } while (k0 < in);
+    } while (k0 < k_end);
 }
 
 template <class Arch>
