@@ -13,7 +13,7 @@ class AlignedBuffer {
 
     AlignedBuffer() = default;
     explicit AlignedBuffer(std::size_t floats)
-        : data_(floats ? static_cast<float*>(::operator new(floats * sizeof(float), std::align_val_t{alignment}))
+        : data_(floats ? static_cast<float*>(::operator new (floats * sizeof(float), std::align_val_t{alignment}))
                        : nullptr),
           size_(floats) {}
 
@@ -23,7 +23,7 @@ class AlignedBuffer {
 
   private:
     struct Free {
-        void operator()(float* p) const noexcept { ::operator delete(p, std::align_val_t{alignment}); }
+        void operator()(float* p) const noexcept { ::operator delete (p, std::align_val_t{alignment}); }
     };
     std::unique_ptr<float[], Free> data_;
     std::size_t size_ = 0;

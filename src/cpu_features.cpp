@@ -27,8 +27,8 @@ CpuFeatures detect() {
     const bool fma = bit(ecx, 12), osxsave = bit(ecx, 27), avx = bit(ecx, 28);
     if (!osxsave || !avx) return f;
     const unsigned long long xcr0 = xgetbv0();
-    const bool ymm_saved = (xcr0 & 0x6) == 0x6;     // SSE and AVX state
-    const bool zmm_saved = (xcr0 & 0xE6) == 0xE6;   // plus opmask, ZMM0-15 high halves, ZMM16-31
+    const bool ymm_saved = (xcr0 & 0x6) == 0x6;   // SSE and AVX state
+    const bool zmm_saved = (xcr0 & 0xE6) == 0xE6; // plus opmask, ZMM0-15 high halves, ZMM16-31
     if (!ymm_saved) return f;
     if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return f;
     f.fma = fma;
@@ -77,10 +77,14 @@ std::string to_string(const CpuFeatures& f) {
 
 bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept {
     switch (isa) {
-    case Isa::scalar: return true;
-    case Isa::avx2: return f.avx2 && f.fma;
-    case Isa::avx512: return f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.fma;
-    case Isa::neon: return f.neon;
+    case Isa::scalar:
+        return true;
+    case Isa::avx2:
+        return f.avx2 && f.fma;
+    case Isa::avx512:
+        return f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.fma;
+    case Isa::neon:
+        return f.neon;
     }
     return false;
 }

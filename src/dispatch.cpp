@@ -74,13 +74,14 @@ IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Isa> compiled, cons
     if (forced != nullptr) {
         const std::optional<Isa> isa = parse_isa(forced);
         if (!isa)
-            throw IsaError("MYATTN_ISA=" + std::string(forced) + ": unknown ISA (expected one of scalar, avx2, avx512, neon)");
+            throw IsaError("MYATTN_ISA=" + std::string(forced) +
+                           ": unknown ISA (expected one of scalar, avx2, avx512, neon)");
         if (!contains(compiled, *isa))
-            throw IsaError("MYATTN_ISA=" + std::string(forced) + ": not compiled into this build (compiled: " +
-                           names(compiled) + ")");
+            throw IsaError("MYATTN_ISA=" + std::string(forced) +
+                           ": not compiled into this build (compiled: " + names(compiled) + ")");
         if (!cpu_runs(*isa, cpu))
-            throw IsaError("MYATTN_ISA=" + std::string(forced) + ": this CPU cannot run it (CPU features: " +
-                           to_string(cpu) + ")");
+            throw IsaError("MYATTN_ISA=" + std::string(forced) +
+                           ": this CPU cannot run it (CPU features: " + to_string(cpu) + ")");
         return {*isa, "forced by MYATTN_ISA=" + std::string(forced)};
     }
     for (Isa isa : compiled)
@@ -92,19 +93,23 @@ IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Isa> compiled, cons
 
 const KernelTable& kernels_for(Isa isa) {
     if (!contains(compiled_list, isa) || !cpu_runs(isa, cpu_features()))
-        throw IsaError("ISA " + std::string(isa_name(isa)) + " is not runnable here (runnable: " +
-                       names(runnable_isas()) + ")");
+        throw IsaError("ISA " + std::string(isa_name(isa)) +
+                       " is not runnable here (runnable: " + names(runnable_isas()) + ")");
     switch (isa) {
 #ifdef MYATTN_HAVE_AVX512
-    case Isa::avx512: return avx512_table();
+    case Isa::avx512:
+        return avx512_table();
 #endif
 #ifdef MYATTN_HAVE_AVX2
-    case Isa::avx2: return avx2_table();
+    case Isa::avx2:
+        return avx2_table();
 #endif
 #ifdef MYATTN_HAVE_NEON
-    case Isa::neon: return neon_table();
+    case Isa::neon:
+        return neon_table();
 #endif
-    default: return scalar_table();
+    default:
+        return scalar_table();
     }
 }
 
@@ -112,10 +117,14 @@ const KernelTable& kernels_for(Isa isa) {
 
 std::string_view isa_name(Isa isa) noexcept {
     switch (isa) {
-    case Isa::scalar: return "scalar";
-    case Isa::avx2: return "avx2";
-    case Isa::avx512: return "avx512";
-    case Isa::neon: return "neon";
+    case Isa::scalar:
+        return "scalar";
+    case Isa::avx2:
+        return "avx2";
+    case Isa::avx512:
+        return "avx512";
+    case Isa::neon:
+        return "neon";
     }
     return "unknown";
 }

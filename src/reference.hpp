@@ -16,8 +16,8 @@ namespace myattn::detail {
 /// y[j] = b[j] + sum_i W[j, i] * [x1; x2][i] for j < rows(W): a Linear over a concatenation
 /// that is never built.
 template <class Acc, class X2>
-void reference_linear(const float* W, const float* b, std::size_t out, const float* x1, std::size_t n1,
-                      const X2* x2, std::size_t n2, Acc* y) {
+void reference_linear(const float* W, const float* b, std::size_t out, const float* x1, std::size_t n1, const X2* x2,
+                      std::size_t n2, Acc* y) {
     for (std::size_t j = 0; j < out; ++j) {
         const float* row = W + j * (n1 + n2);
         Acc acc = Acc(b[j]);

@@ -17,9 +17,9 @@ TEST_CASE("errors: Parameters", "[errors]") {
     std::vector<float> w1(4 * 5), b1(4), w2(6 * 7), b2(6);
     CHECK_NOTHROW(Parameters(d, w1, b1, w2, b2));
     std::vector<float> short_w1(4 * 5 - 1);
-    CHECK_THROWS_WITH(Parameters(d, short_w1, b1, w2, b2),
-                      Contains("attn.weight") && Contains("expected 20 elements") && Contains("[4, 5]") &&
-                          Contains("got 19"));
+    CHECK_THROWS_WITH(Parameters(d, short_w1, b1, w2, b2), Contains("attn.weight") &&
+                                                               Contains("expected 20 elements") && Contains("[4, 5]") &&
+                                                               Contains("got 19"));
     CHECK_THROWS_AS(Parameters(d, w1, b1, w2, std::vector<float>(7)), ShapeError);
     CHECK_THROWS_WITH(Parameters(d, w1, b1, w2, std::vector<float>(7)), Contains("attn_combine.bias"));
     CHECK_THROWS_WITH(Parameters::random({2, 3, 0, 5, 6}, 1), Contains("value_size1 must be > 0"));

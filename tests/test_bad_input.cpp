@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
-#include "support/valid_call.hpp"
 #include "support/random.hpp"
+#include "support/valid_call.hpp"
 
 using namespace myattn;
 using Catch::Matchers::Contains;
@@ -47,8 +47,8 @@ TEST_CASE("contract: null data with elements is refused for every tensor", "[err
 
 TEST_CASE("contract: null data without elements is fine (B = 0)", "[errors][contract]") {
     const Call c;
-    CHECK_NOTHROW(c.attn.forward({nullptr, {0, 1, 2}}, {nullptr, {0, 1, 3}}, {nullptr, {0, 4, 5}},
-                                 {nullptr, {0, 1, 6}}, {nullptr, {0, 4}}));
+    CHECK_NOTHROW(c.attn.forward({nullptr, {0, 1, 2}}, {nullptr, {0, 1, 3}}, {nullptr, {0, 4, 5}}, {nullptr, {0, 1, 6}},
+                                 {nullptr, {0, 4}}));
     // A shared K / V still holds elements at B = 0, so it must not be null.
     CHECK_THROWS_WITH(c.attn.forward({nullptr, {0, 1, 2}}, {nullptr, {0, 1, 3}}, {nullptr, {1, 4, 5}},
                                      {nullptr, {0, 1, 6}}, {nullptr, {0, 4}}),
@@ -130,8 +130,9 @@ TEST_CASE("contract: zero sizes", "[errors][contract]") {
             const Dims d{s[0], s[1], s[2], s[3], s[4]};
             CAPTURE(names[i]);
             CHECK_THROWS_AS(Parameters::random(d, 1), ShapeError);
-            CHECK_THROWS_WITH(Parameters::random(d, 1), Contains(std::string("Dims: ") + names[i] + " must be > 0, got 0") &&
-                                                          Contains(d.to_string()));
+            CHECK_THROWS_WITH(Parameters::random(d, 1),
+                              Contains(std::string("Dims: ") + names[i] + " must be > 0, got 0") &&
+                                  Contains(d.to_string()));
             CHECK_THROWS_AS(validate(d), ShapeError);
         }
     }
@@ -148,14 +149,14 @@ TEST_CASE("contract: zero sizes", "[errors][contract]") {
     }
     SECTION("B = 0 is fine") {
         const Call c;
-        const ForwardResult r = c.attn.forward({c.Q.data(), {0, 1, 2}}, {c.K.data(), {0, 1, 3}}, {c.V.data(), {0, 4, 5}});
+        const ForwardResult r =
+            c.attn.forward({c.Q.data(), {0, 1, 2}}, {c.K.data(), {0, 1, 3}}, {c.V.data(), {0, 4, 5}});
         CHECK(r.output.empty());
         CHECK(r.attn_weights_shape == Shape{0, 4});
     }
 }
 
-TEST_CASE("contract: shapes whose element count overflows size_t are refused for every tensor",
-          "[errors][contract]") {
+TEST_CASE("contract: shapes whose element count overflows size_t are refused for every tensor", "[errors][contract]") {
     Call c;
     SECTION("K") {
         c.k.shape = {big, 1, 3 * 4};
@@ -193,8 +194,7 @@ TEST_CASE("contract: misaligned pointers work on every runnable ISA, bitwise as 
     const std::size_t B = 5;
     const Parameters p = Parameters::random(d, 17);
     const test::Inputs x = test::random_inputs(d, B, false, false, 18);
-    const std::size_t nq = x.Q.size(), nk = x.K.size(), nv = x.V.size(), no = B * d.output_size,
-                      nw = B * d.value_size1;
+    const std::size_t nq = x.Q.size(), nk = x.K.size(), nv = x.V.size(), no = B * d.output_size, nw = B * d.value_size1;
     for (Isa isa : runnable_isas()) {
         CAPTURE(isa_name(isa));
         const MyAttn attn(p, isa);

@@ -147,8 +147,7 @@ std::string f32(const std::string& name, const std::string& shape, std::size_t b
 
 /// Inputs for the `ones` case (q = k = L = d = o = 1) with B = 3: Q, K, V of [3, 1, 1].
 std::string ones_inputs(const std::string& q_entry, const std::string& payload = std::string(36, '\0')) {
-    return st_file("{" + f32("K", "[3,1,1]", 0, 12) + "," + q_entry + "," + f32("V", "[3,1,1]", 24, 36) + "}",
-                   payload);
+    return st_file("{" + f32("K", "[3,1,1]", 0, 12) + "," + q_entry + "," + f32("V", "[3,1,1]", 24, 36) + "}", payload);
 }
 
 const std::string good_q = f32("Q", "[3,1,1]", 12, 24);
@@ -217,9 +216,9 @@ TEST_CASE("cli: files that parse but do not fit the model are refused", "[cli][e
                          "K: expected shape [3, 1, 1] or [1, 1, 1], got [2, 1, 1]");
     }
     SECTION("mismatched batch between Q and V") {
-        write_file(file, st_file("{" + f32("K", "[3,1,1]", 0, 12) + "," + good_q + "," + f32("V", "[2,1,1]", 24, 32) +
-                                     "}",
-                                 std::string(32, '\0')));
+        write_file(file,
+                   st_file("{" + f32("K", "[3,1,1]", 0, 12) + "," + good_q + "," + f32("V", "[2,1,1]", 24, 32) + "}",
+                           std::string(32, '\0')));
         expect_run_error("--weights " + ones_weights + " --inputs " + file.string(), "V: expected shape [3, 1, 1]");
     }
     SECTION("Q of the wrong rank") {
@@ -229,9 +228,9 @@ TEST_CASE("cli: files that parse but do not fit the model are refused", "[cli][e
         expect_run_error("--weights " + ones_weights + " --inputs " + file.string(), "Q: expected shape [B, 1, q]");
     }
     SECTION("zero d in V") {
-        write_file(file, st_file("{" + f32("K", "[3,1,1]", 0, 12) + "," + good_q + "," + f32("V", "[3,1,0]", 24, 24) +
-                                     "}",
-                                 std::string(24, '\0')));
+        write_file(file,
+                   st_file("{" + f32("K", "[3,1,1]", 0, 12) + "," + good_q + "," + f32("V", "[3,1,0]", 24, 24) + "}",
+                           std::string(24, '\0')));
         expect_run_error("--weights " + ones_weights + " --inputs " + file.string(), "V: expected shape [3, 1, 1]");
     }
     SECTION("weights with zero L") {
@@ -259,7 +258,8 @@ TEST_CASE("cli: NaN and inf inputs are not errors; they propagate as in PyTorch"
     // The `ones` weights (every size 1), B = 3: K = 1; Q = [NaN, 1, inf]; V = [1, -inf, 2].
     const float values[] = {1, 1, 1, nan, 1, inf, 1, -inf, 2};
     write_file(in, ones_inputs(good_q, std::string(reinterpret_cast<const char*>(values), sizeof values)));
-    const CliResult r = run_cli("run --weights " + ones_weights + " --inputs " + in.string() + " --output " + out.string());
+    const CliResult r =
+        run_cli("run --weights " + ones_weights + " --inputs " + in.string() + " --output " + out.string());
     INFO(r.err);
     REQUIRE(r.status == 0);
     const auto t = myattn::safetensors::read(out);

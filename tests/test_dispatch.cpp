@@ -69,8 +69,10 @@ TEST_CASE("dispatch: MYATTN_ISA forces exactly, or fails", "[dispatch]") {
 
 TEST_CASE("dispatch: the active ISA is the one MYATTN_ISA names", "[dispatch]") {
     const char* forced = std::getenv("MYATTN_ISA");
-    if (forced != nullptr) CHECK(isa_name(active_isa()) == forced);
-    else CHECK(active_isa() == runnable_isas().front());
+    if (forced != nullptr)
+        CHECK(isa_name(active_isa()) == forced);
+    else
+        CHECK(active_isa() == runnable_isas().front());
     const MyAttn attn(Parameters::random({1, 1, 1, 1, 1}, 1));
     CHECK(attn.isa() == active_isa());
 }

@@ -114,9 +114,9 @@ TEST_CASE("forward: non-finite inputs follow PyTorch per sample", "[forward][non
     const Dims d{3, 4, 21, 5, 6};
     const Parameters p = Parameters::random(d, 4);
     Inputs x = random_inputs(d, 4, false, false, 8);
-    x.Q[0 * 3 + 1] = nan; // sample 0: NaN query -> NaN scores, weights and output
+    x.Q[0 * 3 + 1] = nan;      // sample 0: NaN query -> NaN scores, weights and output
     x.V[2 * 21 * 5 + 7] = inf; // sample 2: an inf in V -> inf or NaN output, finite weights
-    x.K[3 * 4 + 0] = -inf; // sample 3: -inf in K -> scores +-inf or NaN
+    x.K[3 * 4 + 0] = -inf;     // sample 3: -inf in K -> scores +-inf or NaN
     const MyAttn attn(p);
     const ForwardResult got = run(attn, x);
     const OracleResult want = oracle(p, x);
@@ -140,9 +140,8 @@ TEST_CASE("forward: non-finite inputs follow PyTorch per sample", "[forward][non
 TEST_CASE("forward: bitwise the same for any thread count, tiled or split by features", "[forward][parallel]") {
     // X at B <= 3 shares each Linear's features between threads when there are more threads
     // than tiles; 300 samples of a small shape run as tiles. Either way: the same bits.
-    const std::pair<Dims, std::size_t> cases[] = {{{1024, 1024, 512, 1024, 1024}, 1},
-                                                  {{1024, 1024, 512, 1024, 1024}, 3},
-                                                  {{33, 17, 70, 45, 29}, 300}};
+    const std::pair<Dims, std::size_t> cases[] = {
+        {{1024, 1024, 512, 1024, 1024}, 1}, {{1024, 1024, 512, 1024, 1024}, 3}, {{33, 17, 70, 45, 29}, 300}};
     for (const auto& [d, B] : cases) {
         const MyAttn attn(Parameters::random(d, 21));
         const Inputs x = random_inputs(d, B, false, B == 3, 22);

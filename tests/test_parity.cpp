@@ -88,9 +88,8 @@ TEST_CASE("parity: every PyTorch case, through the library and through `myattn r
         // The CLI gives bitwise the library's result on the same ISA.
         TempDir tmp;
         const std::string out = (tmp / "out.safetensors").string();
-        const CliResult r = run_cli("run --weights " + data_file(c, "weights") + " --inputs " +
-                                    data_file(c, "inputs") + " --output " + out + " --isa " +
-                                    std::string(isa_name(attn.isa())));
+        const CliResult r = run_cli("run --weights " + data_file(c, "weights") + " --inputs " + data_file(c, "inputs") +
+                                    " --output " + out + " --isa " + std::string(isa_name(attn.isa())));
         INFO(r.err);
         REQUIRE(r.status == 0);
         const auto cli = safetensors::read(out);

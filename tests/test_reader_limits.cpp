@@ -51,10 +51,8 @@ TEST_CASE("limits: shape and data_offsets hold at most 64 values", "[safetensors
     CHECK_THAT(parse_error(st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[)" + ones(100) + "]}}", 4)),
                Contains(R"(tensor "w": "data_offsets" holds more than 64 values)"));
     // Other arrays are not limited by this rule: unknown fields are parsed and dropped.
-    CHECK(safetensors::parse(st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":[)" + ones(1000) +
-                                         "]}}",
-                                     4),
-                             "f")
+    CHECK(safetensors::parse(
+              st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":[)" + ones(1000) + "]}}", 4), "f")
               .size() == 1);
 }
 
@@ -71,7 +69,7 @@ TEST_CASE("limits: unknown fields and metadata are checked but not kept", "[safe
     CHECK_THAT(parse_error(st_file(R"({"__metadata__":{"a":"1","a":"1"}})")), Contains(R"(duplicate key "a")"));
     // The nesting bound counts dropped data too.
     CHECK_THAT(parse_error(st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":)" +
-                                   std::string(20, '[') + std::string(20, ']') + "}}",
+                                       std::string(20, '[') + std::string(20, ']') + "}}",
                                    4)),
                Contains("nests deeper than 16"));
 }

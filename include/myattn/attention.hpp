@@ -14,7 +14,7 @@ namespace myattn {
 
 /// Owned results of the convenience forward.
 struct ForwardResult {
-    std::vector<float> output;       // [B, 1, o]
+    std::vector<float> output; // [B, 1, o]
     Shape output_shape;
     std::vector<float> attn_weights; // [B, L]
     Shape attn_weights_shape;
@@ -40,8 +40,7 @@ class MYATTN_EXPORT MyAttn {
     /// sample, in place). Writes output [B,1,o] and attn_weights [B,L]. B may be 0.
     /// Allocates nothing; safe to call from many threads at once. Runs in the caller's
     /// tbb::task_arena. Throws ShapeError / ArgumentError before writing anything.
-    void forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,
-                 MutableTensor attn_weights) const;
+    void forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output, MutableTensor attn_weights) const;
 
     /// As above, returning owned results.
     [[nodiscard]] ForwardResult forward(ConstTensor Q, ConstTensor K, ConstTensor V) const;

@@ -35,13 +35,13 @@ MYATTN_EXPORT void set_isa(Isa isa);
 
 /// CPU features relevant to dispatch, as detected (CPUID + XGETBV on x86).
 struct CpuFeatures {
-    bool avx2 = false;     // AVX2 and OS support for YMM state
-    bool fma = false;      // FMA3
-    bool avx512f = false;  // AVX-512 Foundation and OS support for ZMM and opmask state
+    bool avx2 = false;    // AVX2 and OS support for YMM state
+    bool fma = false;     // FMA3
+    bool avx512f = false; // AVX-512 Foundation and OS support for ZMM and opmask state
     bool avx512bw = false;
     bool avx512dq = false;
     bool avx512vl = false;
-    bool neon = false;     // AArch64 Advanced SIMD (always present on AArch64)
+    bool neon = false; // AArch64 Advanced SIMD (always present on AArch64)
 };
 
 /// The features of the CPU this process runs on.

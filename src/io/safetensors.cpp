@@ -226,12 +226,12 @@ class HeaderBuilder {
 
   private:
     struct Frame {
-        Json* node = nullptr;     // the container being filled; null inside dropped data
-        bool skip = false;        // inside dropped data
-        bool drop_values = false; // "__metadata__": keys checked, string values checked, neither kept
-        bool drop_next = false;   // the value of `key` is dropped
+        Json* node = nullptr;        // the container being filled; null inside dropped data
+        bool skip = false;           // inside dropped data
+        bool drop_values = false;    // "__metadata__": keys checked, string values checked, neither kept
+        bool drop_next = false;      // the value of `key` is dropped
         const char* field = nullptr; // an array that is an entry's field: at most max_array_values
-        std::string key;          // the key whose value comes next
+        std::string key;             // the key whose value comes next
         std::set<std::string, std::less<>> keys;
     };
 

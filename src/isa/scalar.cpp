@@ -25,7 +25,8 @@ void softmax(float* row, std::size_t n) { reference_softmax<float>(row, n); }
 
 void weighted_sum(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
                   std::size_t L, std::size_t d, float* a, std::size_t lda) {
-    for (std::size_t r = 0; r < rows; ++r) reference_weighted_sum<float>(w + r * ldw, V + r * v_stride, L, d, a + r * lda);
+    for (std::size_t r = 0; r < rows; ++r)
+        reference_weighted_sum<float>(w + r * ldw, V + r * v_stride, L, d, a + r * lda);
 }
 
 std::size_t packed_size(const Dims& d) {

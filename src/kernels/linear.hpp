@@ -51,8 +51,8 @@ void pack_linear(const float* W, const float* b, std::size_t out, std::size_t in
 /// acc[m][·] += x_m[i] · w_i for i < n, in order: x_m = x + m * ldx, w_i the weights of input i
 /// in each of P panels of PV vectors, `panel_stride` apart, starting at w.
 template <class Arch, std::size_t M, std::size_t P, std::size_t PV>
-inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride,
-                              const float* x, std::size_t ldx, std::size_t n) {
+inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride, const float* x,
+                              std::size_t ldx, std::size_t n) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     for (std::size_t i = 0; i < n; ++i, w += PV * lanes) {
         vfloat<Arch> wv[V];

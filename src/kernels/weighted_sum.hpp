@@ -21,8 +21,8 @@ namespace {
 /// M samples × NB whole vectors of columns, starting at the column V and a point to, over
 /// rows [l0, l1) of V: the sums start from 0 (l0 = 0) or from a (a later block of rows).
 template <class Arch, std::size_t M, std::size_t NB>
-void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1,
-                       std::size_t d, float* a, std::size_t lda) {
+void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1, std::size_t d,
+                       float* a, std::size_t lda) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes;
     vfloat<Arch> acc[M][NB];
 #pragma GCC unroll 16

@@ -6,7 +6,7 @@
 namespace myattn::test {
 
 struct AllocationStats {
-    std::size_t peak_bytes = 0;    // most bytes live at once that were allocated in the scope
+    std::size_t peak_bytes = 0;      // most bytes live at once that were allocated in the scope
     std::size_t largest_request = 0; // the largest single allocation asked for
     std::size_t allocations = 0;
 };

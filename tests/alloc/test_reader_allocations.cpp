@@ -91,8 +91,8 @@ TEST_CASE("alloc: the counter sees allocations", "[alloc]") {
 
 TEST_CASE("alloc: a header length larger than the file is refused before any allocation of that size",
           "[alloc][safetensors]") {
-    for (std::uint64_t length : {std::uint64_t{1} << 20, std::uint64_t{99'999'999}, std::uint64_t{1} << 40,
-                                 ~std::uint64_t{0}}) {
+    for (std::uint64_t length :
+         {std::uint64_t{1} << 20, std::uint64_t{99'999'999}, std::uint64_t{1} << 40, ~std::uint64_t{0}}) {
         CAPTURE(length);
         std::string bytes(8, '\0');
         for (std::size_t i = 0; i < 8; ++i) bytes[i] = static_cast<char>((length >> (8 * i)) & 0xff);
@@ -177,8 +177,8 @@ TEST_CASE("alloc: reading any file allocates at most a small multiple of its siz
                       st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":)" + obj + "}}}", 4), false);
     }
     SECTION("a malformed file fails within the same bound") {
-        check_bounded("bad JSON at the end",
-                      st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":[)" + repeated("1", n) + "]", 4),
-                      true);
+        check_bounded(
+            "bad JSON at the end",
+            st_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":[)" + repeated("1", n) + "]", 4), true);
     }
 }

@@ -58,14 +58,22 @@ std::size_t extent(Bytes& in, std::size_t right, bool mess) {
     const std::uint8_t c = in.u8();
     if (!mess || c % 4 != 0) return right;
     switch (c / 4 % 8) {
-    case 0: return right + 1;
-    case 1: return right > 0 ? right - 1 : 0;
-    case 2: return 0;
-    case 3: return 1;
-    case 4: return size_max;
-    case 5: return size_max / 2 + 1;
-    case 6: return std::size_t{1} << 32;
-    default: return c; // some small value
+    case 0:
+        return right + 1;
+    case 1:
+        return right > 0 ? right - 1 : 0;
+    case 2:
+        return 0;
+    case 3:
+        return 1;
+    case 4:
+        return size_max;
+    case 5:
+        return size_max / 2 + 1;
+    case 6:
+        return std::size_t{1} << 32;
+    default:
+        return c; // some small value
     }
 }
 
@@ -106,7 +114,8 @@ Placed place(Bytes& in, std::vector<float>& arena, std::size_t& cursor, const Sh
     if (how % 32 == 0) return {nullptr, 0};
     if (!n || *n > arena.size()) return {arena.data(), 0};
     std::size_t at = 0;
-    if (how % 32 == 1) at = in.u32() % (arena.size() - *n + 1); // anywhere, maybe overlapping
+    if (how % 32 == 1)
+        at = in.u32() % (arena.size() - *n + 1); // anywhere, maybe overlapping
     else {
         at = cursor + how / 32 * 2 + (how & 1); // next free spot, misaligned by 0..15 floats
         if (at + *n > arena.size()) at = 0;
@@ -179,8 +188,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     for (int i = 0, n = in.u8() % 16; i < n; ++i) arena[in.u32() % arena.size()] = in.f32();
     std::size_t cursor = 0;
-    const Placed pq = place(in, arena, cursor, sq), pk = place(in, arena, cursor, sk), pv = place(in, arena, cursor, sv),
-                 po = place(in, arena, cursor, so), pw = place(in, arena, cursor, sw);
+    const Placed pq = place(in, arena, cursor, sq), pk = place(in, arena, cursor, sk),
+                 pv = place(in, arena, cursor, sv), po = place(in, arena, cursor, so),
+                 pw = place(in, arena, cursor, sw);
 
     // Is the call valid? Every rule of the contract, written out independently of the library.
     bool valid = sq.rank() == 3 && sk.rank() == 3 && sv.rank() == 3 && so.rank() == 3 && sw.rank() == 2;
@@ -195,9 +205,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Placed* placed[] = {&pq, &pk, &pv, &po, &pw};
     for (int i = 0; i < 5 && valid; ++i) {
         const std::optional<std::size_t> n = numel(*shapes[i]);
-        if (!n) valid = false;                                // overflowing shapes are refused
-        else if (*n != 0 && placed[i]->data == nullptr) valid = false; // null data with elements
-        else if (*n != 0 && placed[i]->floats == 0) return 0; // valid but larger than the arena: cannot back it
+        if (!n)
+            valid = false; // overflowing shapes are refused
+        else if (*n != 0 && placed[i]->data == nullptr)
+            valid = false; // null data with elements
+        else if (*n != 0 && placed[i]->floats == 0)
+            return 0; // valid but larger than the arena: cannot back it
     }
     if (valid)
         for (const Placed* out : {&po, &pw})

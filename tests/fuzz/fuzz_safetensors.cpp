@@ -2,8 +2,8 @@
 // never crash, read out of bounds or trip a sanitizer; what it returns must be self-consistent
 // and survive a write / read round trip bit for bit.
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <span>

@@ -44,8 +44,8 @@ inline CliResult run_cli(const std::string& args, const std::string& env = "") {
     TempDir tmp;
     const char* prefix = std::getenv("MYATTN_TEST_CLI_PREFIX");
     const std::string cli = (prefix && *prefix ? std::string(prefix) + " " : std::string()) + MYATTN_CLI;
-    const std::string cmd = (env.empty() ? "" : "env " + env + " ") + cli + " " + args + " >" +
-                            (tmp / "out").string() + " 2>" + (tmp / "err").string() + " </dev/null";
+    const std::string cmd = (env.empty() ? "" : "env " + env + " ") + cli + " " + args + " >" + (tmp / "out").string() +
+                            " 2>" + (tmp / "err").string() + " </dev/null";
     const int raw = std::system(cmd.c_str());
     CliResult r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

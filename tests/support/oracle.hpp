@@ -7,9 +7,9 @@
 // plus 2^-126 (a shift of every score by at most eps moves each ratio by at most exp(2 eps);
 // exp_rel is the exp implementation's relative error, budgeted at 4 ulp; gamma_L the sum; 2u the
 // division or reciprocal-multiply; 2^-126 = FLT_MIN absorbs exp results that underflow below the
-// normal range, to a subnormal or to 0, since the sum is >= 1); the weighted sum a_j is off by sum_l |dw_l| |V_lj| + gamma_L sum_l
-// w_l |V_lj|; and the output y by sum_i |W2_ji| |da_i| + gamma_{q+d+1} (|b2| + sum |W2| |[q; a]|).
-// Each of these is a worst case, so a path that exceeds it is wrong, not unlucky.
+// normal range, to a subnormal or to 0, since the sum is >= 1); the weighted sum a_j is off by sum_l |dw_l| |V_lj| +
+// gamma_L sum_l w_l |V_lj|; and the output y by sum_i |W2_ji| |da_i| + gamma_{q+d+1} (|b2| + sum |W2| |[q; a]|). Each
+// of these is a worst case, so a path that exceeds it is wrong, not unlucky.
 #pragma once
 
 #include <cmath>

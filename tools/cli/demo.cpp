@@ -44,7 +44,9 @@ int demo(std::span<char* const> args) {
     std::mt19937 rng(static_cast<std::uint32_t>(seed));
     const std::vector<float> Q = randn(rng, 32), K = randn(rng, 32), V = randn(rng, 32 * 64);
     ForwardResult r;
-    with_threads(threads, [&] { r = attn.forward({Q.data(), {1, 1, 32}}, {K.data(), {1, 1, 32}}, {V.data(), {1, 32, 64}}); });
+    with_threads(threads, [&] {
+        r = attn.forward({Q.data(), {1, 1, 32}}, {K.data(), {1, 1, 32}}, {V.data(), {1, 32, 64}});
+    });
 
     double sum = 0;
     for (float w : r.attn_weights) sum += w;

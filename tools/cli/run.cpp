@@ -20,14 +20,13 @@ const safetensors::Tensor& input(const safetensors::TensorMap& map, const std::s
 int run(std::span<char* const> args) {
     const Args opts("run", args, {"weights", "inputs", "output", "isa", "threads"});
     if (opts.help()) {
-        std::puts(
-            "usage: myattn run --weights W.safetensors --inputs I.safetensors --output O.safetensors\n"
-            "                  [--isa scalar|avx2|avx512|neon] [--threads N]\n\n"
-            "W holds the PyTorch state_dict tensors attn.weight [L, q+k], attn.bias [L],\n"
-            "attn_combine.weight [o, q+d], attn_combine.bias [o] (F32, F64, F16 or BF16).\n"
-            "I holds Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d].\n"
-            "O receives output [B, 1, o] and attn_weights [B, L] as F32; it is written to a\n"
-            "temporary file and renamed, so an error never leaves a partial file.");
+        std::puts("usage: myattn run --weights W.safetensors --inputs I.safetensors --output O.safetensors\n"
+                  "                  [--isa scalar|avx2|avx512|neon] [--threads N]\n\n"
+                  "W holds the PyTorch state_dict tensors attn.weight [L, q+k], attn.bias [L],\n"
+                  "attn_combine.weight [o, q+d], attn_combine.bias [o] (F32, F64, F16 or BF16).\n"
+                  "I holds Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d].\n"
+                  "O receives output [B, 1, o] and attn_weights [B, L] as F32; it is written to a\n"
+                  "temporary file and renamed, so an error never leaves a partial file.");
         return 0;
     }
     const std::string weights_file = opts.require("weights"), inputs_file = opts.require("inputs"),
@@ -39,8 +38,7 @@ int run(std::span<char* const> args) {
     const auto& Q = input(inputs, inputs_file, "Q");
     const auto& K = input(inputs, inputs_file, "K");
     const auto& V = input(inputs, inputs_file, "V");
-    if (Q.shape.size() != 3)
-        throw ShapeError("Q: expected shape [B, 1, q], got " + Q.view_shape().to_string());
+    if (Q.shape.size() != 3) throw ShapeError("Q: expected shape [B, 1, q], got " + Q.view_shape().to_string());
     // The weights do not carry q; every other size is cross-checked by load and forward.
     const MyAttn attn(Parameters::load(weights_file, Q.shape[2]), forced.value_or(active_isa()));
 
