@@ -52,8 +52,18 @@ struct Blocking {
     /// once per window.
     static constexpr std::size_t window = 16 * 1024;
 
-    /// Most bytes of V the fused forward prefetches for the next group: a quarter of a 1 MiB L2.
+    /// The fused forward requests the next group's V during this group's Linears, when it is at
+    /// most a quarter of a 1 MiB L2 (shapes S and T; X's 16 MiB could not wait in cache).
     static constexpr std::size_t prefetch_limit = 256 * 1024;
+    /// Cache lines requested per step of the Linear micro-kernel (MR × nr_vectors FMAs): one
+    /// per ~8 cycles of FMAs, about the rate one core's DRAM stream delivers lines at (64 bytes
+    /// per 10 cycles at 22 GB/s and 3.7 GHz; 16 lanes of FMA per cycle on Zen 4 and Haswell).
+    /// AVX-512: 16 cycles a step, 2 lines; AVX2 (6 cycles) and NEON: 1. Denser requests were
+    /// slower (docs/tuning.md).
+    static constexpr std::size_t prefetch_lines = [] {
+        const std::size_t cycles = MR * nr_vectors * lanes / 16;
+        return cycles / 8 > 1 ? cycles / 8 : 1;
+    }();
 
     /// Panels a tile of M samples covers at once. Full tiles (M = MR) take one; smaller ones
     /// (edge groups, and the B = 1 matrix-vector path) take several, so they still have about

@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "kernels/blocking.hpp"
+#include "kernels/prefetch.hpp"
 #include "kernels/simd.hpp"
 #include "kernels/table.hpp"
 
@@ -52,9 +53,10 @@ void pack_linear(const float* W, const float* b, std::size_t out, std::size_t in
 /// in each of P panels of PV vectors, `panel_stride` apart, starting at w.
 template <class Arch, std::size_t M, std::size_t P, std::size_t PV>
 inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride, const float* x,
-                              std::size_t ldx, std::size_t n) {
+                              std::size_t ldx, std::size_t n, PrefetchStream& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     for (std::size_t i = 0; i < n; ++i, w += PV * lanes) {
+        pf.step<Blocking<Arch>::prefetch_lines>();
         vfloat<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)
@@ -73,7 +75,7 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, st
 /// `cols` are real.
 template <class Arch, std::size_t M, std::size_t P, std::size_t PV>
 void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& x, std::size_t k0, std::size_t k1,
-                 float* y, std::size_t ldy, std::size_t cols) {
+                 float* y, std::size_t ldy, std::size_t cols, PrefetchStream& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     vfloat<Arch> acc[M][V];
     if (k0 == 0) {
@@ -93,12 +95,12 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
     const float* w = panel + PV * lanes * (1 + k0);
     if (k0 < x.n1) {
         const std::size_t n = (k1 < x.n1 ? k1 : x.n1) - k0;
-        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x1 + k0, x.ld1, n);
+        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x1 + k0, x.ld1, n, pf);
         w += n * PV * lanes;
     }
     if (k1 > x.n1) {
         const std::size_t from = k0 > x.n1 ? k0 : x.n1;
-        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from);
+        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from, pf);
     }
 #pragma GCC unroll 16
     for (std::size_t m = 0; m < M; ++m)
@@ -110,21 +112,22 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
 /// Full-width panels [p, np) over inputs [k0, k1), P at a time, then the remainder with fewer.
 template <class Arch, std::size_t M, std::size_t P>
 void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p, std::size_t np, std::size_t out,
-                   const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy) {
+                   const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy, PrefetchStream& pf) {
     using B = Blocking<Arch>;
     for (; p + P <= np; p += P)
         linear_tile<Arch, M, P, B::nr_vectors>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR, ldy,
-                                               out - p * B::NR);
+                                               out - p * B::NR, pf);
     if constexpr (P > 1)
-        if (p < np) linear_panels<Arch, M, P - 1>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy);
+        if (p < np) linear_panels<Arch, M, P - 1>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy, pf);
 }
 
 /// y for M samples over inputs [k_begin, k_end) (all of them by default): from the bias if
-/// k_begin = 0, else continuing the sums already in y. KC blocks of inputs outermost, so that
+/// k_begin = 0, else continuing the sums already in y. Each step over an input requests a few
+/// lines of pf. KC blocks of inputs outermost, so that
 /// the M × KC input sliver stays in L1 while every panel streams past it.
 template <class Arch, std::size_t M>
 void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy,
-                 std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+                 PrefetchStream& pf, std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
     using B = Blocking<Arch>;
     const std::size_t in = x.n1 + x.n2, full = out / B::NR, panel_stride = B::NR * (in + 1);
     const std::size_t last_vectors = out % B::NR == 0 ? 0 : last_panel_width<Arch>(out) / B::lanes;
@@ -132,11 +135,11 @@ void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float
     std::size_t k0 = k_begin;
     do { // at least once: with no inputs y is the bias
         const std::size_t k1 = k_end - k0 > B::KC ? k0 + B::KC : k_end;
-        linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, 0, full, out, x, k0, k1, y, ldy);
+        linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, 0, full, out, x, k0, k1, y, ldy, pf);
         if (last_vectors != 0)
             with_size<B::nr_vectors>(last_vectors, [&]<std::size_t PV>(std::integral_constant<std::size_t, PV>) {
                 linear_tile<Arch, M, 1, PV>(packed + full * panel_stride, 0, x, k0, k1, y + full * B::NR, ldy,
-                                            out - full * B::NR);
+                                            out - full * B::NR, pf);
             });
         k0 = k1;
     } while (k0 < k_end);
@@ -148,7 +151,8 @@ void linear(const float* packed, std::size_t out, std::size_t rows, const SplitR
     for (std::size_t r = 0; r < rows; r += MR) {
         const SplitRows xr{x.x1 + r * x.ld1, x.ld1, x.n1, x.x2 + r * x.ld2, x.ld2, x.n2};
         with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            linear_rows<Arch, M>(packed, out, xr, y + r * ldy, ldy);
+            PrefetchStream none;
+            linear_rows<Arch, M>(packed, out, xr, y + r * ldy, ldy, none);
         });
     }
 }
