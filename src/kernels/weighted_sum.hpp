@@ -3,8 +3,9 @@
 // One register tile of M samples × NB vectors of columns runs down the rows of V, loading each
 // V row segment once for all M samples and broadcasting each weight. A V per sample is that tile
 // with M = 1 (V streams once, a wide column block hides the FMA latency, and a wide V goes a
-// window of rows at a time); a V shared by every sample is a small GEMM and takes M = MR, as the
-// Linear's register tile does. Either way every a[m, j] is the chain
+// window of rows at a time, or, with rows of a page or more, one row at a time); a V shared by
+// every sample is a small GEMM and takes M = MR, as the Linear's register tile does. Either way
+// every a[m, j] is the chain
 // fma(w_L-1, V_L-1,j, ... fma(w_0, V_0,j, 0)), in l order, so shared and copied V give bitwise
 // the same result; the columns past the last whole vector take that chain in scalar code.
 #pragma once
@@ -15,6 +16,9 @@
 #include "kernels/blocking.hpp"
 #include "kernels/simd.hpp"
 
+#ifndef WSD
+#define WSD 100000
+#endif
 namespace myattn::detail {
 namespace {
 
@@ -59,6 +63,24 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::
         if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, d, a, lda, col, end);
 }
 
+/// Columns [0, full) of one sample's V [L, d] streamed row by row, in order: a[j] =
+/// fma(w_l, V[l, j], a[j]) for each l, with a (in L1) loaded and stored per row: one
+/// sequential stream, the same chains as the register tile's.
+template <class Arch>
+void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::size_t d, std::size_t full, float* a) {
+    using vf = vfloat<Arch>;
+    constexpr std::size_t lanes = Blocking<Arch>::lanes;
+    for (std::size_t l = 0; l < L; ++l, V += d) {
+        const vf wl(w[l]);
+        if (l == 0)
+            for (std::size_t j = 0; j < full; j += lanes)
+                fmadd<Arch>(wl, vf::load_unaligned(V + j), vf(0.0f)).store_unaligned(a + j);
+        else
+            for (std::size_t j = 0; j < full; j += lanes)
+                fmadd<Arch>(wl, vf::load_unaligned(V + j), vf::load_unaligned(a + j)).store_unaligned(a + j);
+    }
+}
+
 /// M samples sharing one V [L, d]. A V that streams (M = 1) goes in blocks of rows spanning at
 /// most Blocking::window bytes; one shared by a group (M > 1) is reused from cache, so each
 /// column block runs down all of it.
@@ -68,10 +90,13 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::siz
     using B = Blocking<Arch>;
     const std::size_t full = d - d % B::lanes;
     const std::size_t block = M > 1 ? L : d * sizeof(float) < B::window ? B::window / (d * sizeof(float)) : 1;
-    for (std::size_t l0 = 0; l0 < L; l0 += block) {
-        const std::size_t l1 = L - l0 > block ? l0 + block : L;
-        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, d, a, lda, 0, full);
-    }
+    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes)
+        weighted_sum_stream<Arch>(w, V, L, d, full, a);
+    else
+        for (std::size_t l0 = 0; l0 < L; l0 += block) {
+            const std::size_t l1 = L - l0 > block ? l0 + block : L;
+            weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, d, a, lda, 0, full);
+        }
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t j = full; j < d; ++j) {
             float acc = 0.0f;
