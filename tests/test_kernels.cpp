@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -284,6 +285,45 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
                         REQUIRE(same_bits(shared_a[r * lda + j], sentinel));
                         REQUIRE(same_bits(copied_a[r * lda + j], sentinel));
                     }
+                }
+            }
+    }
+}
+
+TEST_CASE("kernels: weighted sum of wide rows (streamed row by row), any alignment, bitwise one FMA chain",
+          "[kernels][weighted_sum]") {
+    // Rows of 4 KiB and more, whole cache lines: the row stream, whose sums sit in a buffer
+    // aligned like V, with scalar columns before V's first line boundary and after its last.
+    for (Isa isa : isas_under_test()) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        CAPTURE(isa_name(isa));
+        for (auto [L, d] : {std::pair<std::size_t, std::size_t>{9, 1024}, {3, 2064}, {1, 4096}})
+            for (std::size_t shift : {0, 1, 4, 8, 13}) { // floats past a 64-byte boundary
+                CAPTURE(L, d, shift);
+                std::mt19937_64 rng(L * 7 + d + shift);
+                const std::size_t rows = 2, ldw = L + 2, lda = d + 5;
+                const std::vector<float> w = normal(rng, rows * ldw), V = normal(rng, rows * L * d);
+                // A buffer whose start is 64-byte aligned (std::vector's allocator aligns to 16).
+                std::vector<float> buf(rows * L * d + 32);
+                float* base = buf.data();
+                while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
+                std::copy(V.begin(), V.end(), base + shift);
+                std::vector<float> a(rows * lda, sentinel);
+                t.weighted_sum(rows, w.data(), ldw, base + shift, L * d, L, d, a.data(), lda);
+                for (std::size_t r = 0; r < rows; ++r) {
+                    std::vector<float> want(d, 0.0f);
+                    if (isa == Isa::scalar)
+                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data() + r * L * d, L, d,
+                                                              want.data());
+                    else
+                        for (std::size_t j = 0; j < d; ++j)
+                            for (std::size_t l = 0; l < L; ++l)
+                                want[j] = std::fma(w[r * ldw + l], V[(r * L + l) * d + j], want[j]);
+                    for (std::size_t j = 0; j < d; ++j) {
+                        CAPTURE(r, j);
+                        REQUIRE(same_bits(a[r * lda + j], want[j]));
+                    }
+                    for (std::size_t j = d; j < lda; ++j) REQUIRE(same_bits(a[r * lda + j], sentinel));
                 }
             }
     }

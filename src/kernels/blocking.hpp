@@ -51,11 +51,14 @@ struct Blocking {
     /// prefetchers, where running each column block down all L rows would not; `a` is reloaded
     /// once per window.
     static constexpr std::size_t window = 16 * 1024;
-    /// A V per sample whose rows are this long or longer (shape X: 4 KiB) streams row by row
-    /// instead, `a` reloaded from L1 per row: one sequential stream across pages, which the
-    /// hardware prefetchers follow better than a window's several (X at B = 64: weighted sum
-    /// 25-30% faster). Shorter rows (T: 1 KiB) keep the window: there the reloads cost more.
+    /// A V per sample whose rows are this long or longer (shape X: 4 KiB), and whole cache
+    /// lines, streams row by row instead, the sums reloaded from L1 per row: one sequential
+    /// stream across pages, which the hardware prefetchers follow better than a window's
+    /// several (X at B = 64: weighted sum about 30% faster). Shorter rows (T: 1 KiB) keep the
+    /// window: there the reloads cost more than they save.
     static constexpr std::size_t stream_row_bytes = 4096;
+    /// Columns of the row stream's sums at once, in a stack buffer: 4 KiB, a quarter of L1.
+    static constexpr std::size_t stream_columns = 1024;
 
     /// The fused forward requests the next group's V during this group's Linears, when it is at
     /// most a quarter of a 1 MiB L2 (shapes S and T; X's 16 MiB could not wait in cache).

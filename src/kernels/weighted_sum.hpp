@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "kernels/blocking.hpp"
 #include "kernels/simd.hpp"
@@ -63,21 +64,34 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::
         if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, d, a, lda, col, end);
 }
 
-/// Columns [0, full) of one sample's V [L, d] streamed row by row, in order: a[j] =
-/// fma(w_l, V[l, j], a[j]) for each l, with a (in L1) loaded and stored per row: one
-/// sequential stream, the same chains as the register tile's.
+/// One sample's V [L, d] (rows of whole 64-byte lines) streamed row by row, in order:
+/// a[j] = fma(w_l, V[l, j], a[j]) for each l, the register tile's chains. The sums build in a
+/// stack buffer laid out like V's rows modulo a cache line, so that the loads of V and of the
+/// sums, and the stores of the sums, are all aligned (V 16 bytes off a line, as malloc gives,
+/// and the same stream ran at half the bandwidth); the few columns before V's first line
+/// boundary and after its last take the chain in scalar code. Blocks of stream_columns
+/// columns, each streamed down all rows.
 template <class Arch>
-void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::size_t d, std::size_t full, float* a) {
+void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::size_t d, float* a) {
     using vf = vfloat<Arch>;
-    constexpr std::size_t lanes = Blocking<Arch>::lanes;
-    for (std::size_t l = 0; l < L; ++l, V += d) {
-        const vf wl(w[l]);
-        if (l == 0)
-            for (std::size_t j = 0; j < full; j += lanes)
-                fmadd<Arch>(wl, vf::load_unaligned(V + j), vf(0.0f)).store_unaligned(a + j);
-        else
-            for (std::size_t j = 0; j < full; j += lanes)
-                fmadd<Arch>(wl, vf::load_unaligned(V + j), vf::load_unaligned(a + j)).store_unaligned(a + j);
+    constexpr std::size_t lanes = Blocking<Arch>::lanes, line = 64 / sizeof(float),
+                          cols = Blocking<Arch>::stream_columns;
+    alignas(64) float buffer[cols + line];
+    // Floats from V to its first line boundary: the same in every row and column block.
+    const std::size_t head = (line - reinterpret_cast<std::uintptr_t>(V) / sizeof(float) % line) % line;
+    float* sum = buffer + (line - head) % line; // sum + head is on a line boundary, as V + head
+    for (std::size_t c0 = 0; c0 < d; c0 += cols) {
+        const std::size_t n = d - c0 < cols ? d - c0 : cols, body_end = head + (n - head) / lanes * lanes;
+        for (std::size_t j = 0; j < n; ++j) sum[j] = 0.0f;
+        const float* row = V + c0;
+        for (std::size_t l = 0; l < L; ++l, row += d) {
+            const vf wl(w[l]);
+            for (std::size_t j = 0; j < head; ++j) sum[j] = std::fma(w[l], row[j], sum[j]);
+            for (std::size_t j = head; j < body_end; j += lanes)
+                fmadd<Arch>(wl, vf::load_aligned(row + j), vf::load_aligned(sum + j)).store_aligned(sum + j);
+            for (std::size_t j = body_end; j < n; ++j) sum[j] = std::fma(w[l], row[j], sum[j]);
+        }
+        for (std::size_t j = 0; j < n; ++j) a[c0 + j] = sum[j];
     }
 }
 
@@ -90,8 +104,8 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::siz
     using B = Blocking<Arch>;
     const std::size_t full = d - d % B::lanes;
     const std::size_t block = M > 1 ? L : d * sizeof(float) < B::window ? B::window / (d * sizeof(float)) : 1;
-    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes)
-        weighted_sum_stream<Arch>(w, V, L, d, full, a);
+    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes && d * sizeof(float) % 64 == 0)
+        return weighted_sum_stream<Arch>(w, V, L, d, a);
     else
         for (std::size_t l0 = 0; l0 < L; l0 += block) {
             const std::size_t l1 = L - l0 > block ? l0 + block : L;
