@@ -4,7 +4,6 @@
 #include <array>
 #include <cstddef>
 #include <initializer_list>
-#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,10 +34,9 @@ class MYATTN_EXPORT Shape {
     /// Product of the extents; throws ShapeError naming `what` if it overflows size_t.
     [[nodiscard]] std::size_t numel(std::string_view what = "tensor") const {
         std::size_t n = 1;
-        for (std::size_t i = 0; i < rank_; ++i) {
-            if (dims_[i] != 0 && n > std::numeric_limits<std::size_t>::max() / dims_[i]) throw_overflow_error(what);
-            n *= dims_[i];
-        }
+        // An overflow test without a division: forward checks five shapes per call.
+        for (std::size_t i = 0; i < rank_; ++i)
+            if (__builtin_mul_overflow(n, dims_[i], &n)) throw_overflow_error(what);
         return n;
     }
 

@@ -41,41 +41,52 @@ std::size_t scratch_size(const Dims& d, std::size_t rows) {
     return (rows < MR ? rows : MR) * d.value_size2;
 }
 
+/// One group of M samples, from g, through the whole module; pf requests the next group's V
+/// while the Linears compute.
+template <class Arch, std::size_t M, class Prefetch>
+void forward_group(const Dims& dims, const float* W1, const float* W2, const Batch& x, std::size_t g, float* scratch,
+                   Prefetch& pf) {
+    const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
+                      o = dims.output_size;
+    const float* Q = x.Q + g * q;
+    float* w = x.attn_weights + g * L;
+    linear_rows<Arch, M>(W1, L, {Q, q, q, x.K + g * x.k_stride, x.k_stride, k}, w, L, pf);
+    const SplitRows qa{Q, q, q, scratch, d, d};
+    float* y = x.output + g * o;
+    // The combine's bias and Q part first: they do not wait for the attention, so the core
+    // runs them beside the softmax's chain of dependent steps. Same sums, in the same order, as
+    // one pass.
+    linear_rows<Arch, M>(W2, o, qa, y, o, pf, 0, q);
+    for (std::size_t m = 0; m < M; ++m) softmax<Arch>(w + m * L, L);
+    if (x.v_stride == 0)
+        weighted_sum_rows<Arch, M>(w, L, x.V, L, d, scratch, d);
+    else
+        for (std::size_t m = 0; m < M; ++m)
+            weighted_sum_rows<Arch, 1>(w + m * L, L, x.V + (g + m) * x.v_stride, L, d, scratch + m * d, d);
+    linear_rows<Arch, M>(W2, o, qa, y, o, pf, q);
+}
+
 template <class Arch>
 void forward(const Dims& dims, const float* packed, const Batch& x, std::size_t begin, std::size_t end,
              float* scratch) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
-    const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
-                      o = dims.output_size;
     const float* W1 = packed;
-    const float* W2 = packed + linear_packed_size<Arch>(L, q + k);
-    // The next group's V, requested a few lines per step of this group's Linears, so that it
-    // streams in while they compute (shape S at B = 16384: 11% faster; T at 1024: 6-8%).
+    const float* W2 = packed + linear_packed_size<Arch>(dims.value_size1, dims.query_size + dims.key_size);
+    // Each full group requests the next group's V a few lines per step of its Linears, so that
+    // it streams in while they compute (shape S at B = 16384: 8% faster; T at 1024: 6-9%). Only
+    // V per sample, and at most Blocking::prefetch_limit bytes of it.
     const std::size_t v_bytes = x.v_stride * sizeof(float);
     const bool prefetch_v = v_bytes != 0 && MR * v_bytes <= Blocking<Arch>::prefetch_limit;
     for (std::size_t g = begin; g < end; g += MR)
         with_size<MR>(end - g, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            const float* Q = x.Q + g * q;
-            float* w = x.attn_weights + g * L;
-            PrefetchStream pf;
-            if (prefetch_v && g + M < end) {
-                pf.next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
-                pf.end = pf.next + (end - g - M < MR ? end - g - M : MR) * v_bytes;
-            }
-            linear_rows<Arch, M>(W1, L, {Q, q, q, x.K + g * x.k_stride, x.k_stride, k}, w, L, pf);
-            const SplitRows qa{Q, q, q, scratch, d, d};
-            float* y = x.output + g * o;
-            // The combine's bias and Q part first: they do not wait for the attention, so the
-            // core runs them beside the softmax's chain of dependent steps. Same sums, in the same
-            // order, as one pass.
-            linear_rows<Arch, M>(W2, o, qa, y, o, pf, 0, q);
-            for (std::size_t m = 0; m < M; ++m) softmax<Arch>(w + m * L, L);
-            if (x.v_stride == 0)
-                weighted_sum_rows<Arch, M>(w, L, x.V, L, d, scratch, d);
-            else
-                for (std::size_t m = 0; m < M; ++m)
-                    weighted_sum_rows<Arch, 1>(w + m * L, L, x.V + (g + m) * x.v_stride, L, d, scratch + m * d, d);
-            linear_rows<Arch, M>(W2, o, qa, y, o, pf, q);
+            if constexpr (M == MR)
+                if (prefetch_v && g + M < end) {
+                    const char* next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
+                    PrefetchStream pf{next, next + (end - g - M < MR ? end - g - M : MR) * v_bytes};
+                    return forward_group<Arch, M>(dims, W1, W2, x, g, scratch, pf);
+                }
+            NoPrefetch none;
+            forward_group<Arch, M>(dims, W1, W2, x, g, scratch, none);
         });
 }
 

@@ -51,12 +51,12 @@ void pack_linear(const float* W, const float* b, std::size_t out, std::size_t in
 
 /// acc[m][·] += x_m[i] · w_i for i < n, in order: x_m = x + m * ldx, w_i the weights of input i
 /// in each of P panels of PV vectors, `panel_stride` apart, starting at w.
-template <class Arch, std::size_t M, std::size_t P, std::size_t PV>
+template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
 inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride, const float* x,
-                              std::size_t ldx, std::size_t n, PrefetchStream& pf) {
+                              std::size_t ldx, std::size_t n, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     for (std::size_t i = 0; i < n; ++i, w += PV * lanes) {
-        pf.step<Blocking<Arch>::prefetch_lines>();
+        pf.template step<Blocking<Arch>::prefetch_lines>();
         vfloat<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)
@@ -73,9 +73,9 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, st
 /// One tile: M samples × P panels of PV vectors over inputs [k0, k1). The accumulators start
 /// from the bias (k0 = 0) or from y (a later KC block) and go back to y, of whose columns
 /// `cols` are real.
-template <class Arch, std::size_t M, std::size_t P, std::size_t PV>
+template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
 void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& x, std::size_t k0, std::size_t k1,
-                 float* y, std::size_t ldy, std::size_t cols, PrefetchStream& pf) {
+                 float* y, std::size_t ldy, std::size_t cols, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     vfloat<Arch> acc[M][V];
     if (k0 == 0) {
@@ -110,9 +110,9 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
 }
 
 /// Full-width panels [p, np) over inputs [k0, k1), P at a time, then the remainder with fewer.
-template <class Arch, std::size_t M, std::size_t P>
+template <class Arch, std::size_t M, std::size_t P, class Prefetch>
 void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p, std::size_t np, std::size_t out,
-                   const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy, PrefetchStream& pf) {
+                   const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy, Prefetch& pf) {
     using B = Blocking<Arch>;
     for (; p + P <= np; p += P)
         linear_tile<Arch, M, P, B::nr_vectors>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR, ldy,
@@ -123,11 +123,11 @@ void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p,
 
 /// y for M samples over inputs [k_begin, k_end) (all of them by default): from the bias if
 /// k_begin = 0, else continuing the sums already in y. Each step over an input requests a few
-/// lines of pf. KC blocks of inputs outermost, so that
-/// the M × KC input sliver stays in L1 while every panel streams past it.
-template <class Arch, std::size_t M>
-void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy,
-                 PrefetchStream& pf, std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+/// lines of pf (a PrefetchStream, or NoPrefetch). KC blocks of inputs outermost, so that the
+/// M × KC input sliver stays in L1 while every panel streams past it.
+template <class Arch, std::size_t M, class Prefetch = NoPrefetch>
+void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
+                 std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
     using B = Blocking<Arch>;
     const std::size_t in = x.n1 + x.n2, full = out / B::NR, panel_stride = B::NR * (in + 1);
     const std::size_t last_vectors = out % B::NR == 0 ? 0 : last_panel_width<Arch>(out) / B::lanes;
@@ -151,7 +151,7 @@ void linear(const float* packed, std::size_t out, std::size_t rows, const SplitR
     for (std::size_t r = 0; r < rows; r += MR) {
         const SplitRows xr{x.x1 + r * x.ld1, x.ld1, x.n1, x.x2 + r * x.ld2, x.ld2, x.n2};
         with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            PrefetchStream none;
+            NoPrefetch none;
             linear_rows<Arch, M>(packed, out, xr, y + r * ldy, ldy, none);
         });
     }

@@ -27,5 +27,12 @@ struct PrefetchStream {
     }
 };
 
+/// The stream of nothing: compiles to no code at all in the loops that take it (B = 1 and
+/// the last group of a batch, which have no next group, and the per-kernel entry points).
+struct NoPrefetch {
+    template <std::size_t lines>
+    inline void step() {}
+};
+
 } // namespace
 } // namespace myattn::detail
