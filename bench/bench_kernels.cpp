@@ -68,7 +68,7 @@ void weighted_sum(benchmark::State& state, myattn::Isa isa, const NamedShape* sh
     const std::vector<float> weights(w.V.end() - std::ptrdiff_t(batch * L), w.V.end());
     std::vector<float> a(batch * v);
     for (auto _ : state) {
-        kt.weighted_sum(batch, weights.data(), L, w.V.data(), L * v, L, v, a.data(), v);
+        kt.weighted_sum(batch, weights.data(), L, w.V.data(), L * v, L, v, v, a.data(), v);
         benchmark::ClobberMemory();
     }
     counters(state, batch, 2.0 * double(L * v), 4.0 * double(L + L * v + v), 0);

@@ -41,12 +41,12 @@ void reference_softmax(Acc* s, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) s[i] /= sum;
 }
 
-/// a[j] = sum_l w[l] * V[l, j].
+/// a[j] = sum_l w[l] * V[l, j], for j < d; V's rows are ldv floats apart.
 template <class Acc>
-void reference_weighted_sum(const Acc* w, const float* V, std::size_t L, std::size_t d, Acc* a) {
+void reference_weighted_sum(const Acc* w, const float* V, std::size_t L, std::size_t d, std::size_t ldv, Acc* a) {
     for (std::size_t j = 0; j < d; ++j) a[j] = 0;
     for (std::size_t l = 0; l < L; ++l)
-        for (std::size_t j = 0; j < d; ++j) a[j] += w[l] * Acc(V[l * d + j]);
+        for (std::size_t j = 0; j < d; ++j) a[j] += w[l] * Acc(V[l * ldv + j]);
 }
 
 /// One sample: q [q], k [k], v [L, d] -> weights [L], output [o]. `a` is scratch of d.
@@ -56,7 +56,7 @@ void reference_sample(const Dims& dims, const WeightsView& w, const float* q, co
     const std::size_t Q = dims.query_size, L = dims.value_size1, d = dims.value_size2;
     reference_linear(w.attn_weight, w.attn_bias, L, q, Q, k, dims.key_size, weights);
     reference_softmax(weights, L);
-    reference_weighted_sum(weights, v, L, d, a);
+    reference_weighted_sum(weights, v, L, d, d, a);
     reference_linear(w.combine_weight, w.combine_bias, dims.output_size, q, Q, a, d, output);
 }
 

@@ -264,12 +264,12 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
                 std::vector<float> copies;
                 for (std::size_t r = 0; r < rows; ++r) copies.insert(copies.end(), V.begin(), V.end());
                 std::vector<float> shared_a(rows * lda, sentinel), copied_a(rows * lda, sentinel);
-                t.weighted_sum(rows, w.data(), ldw, V.data(), 0, L, d, shared_a.data(), lda);
-                t.weighted_sum(rows, w.data(), ldw, copies.data(), L * d, L, d, copied_a.data(), lda);
+                t.weighted_sum(rows, w.data(), ldw, V.data(), 0, L, d, d, shared_a.data(), lda);
+                t.weighted_sum(rows, w.data(), ldw, copies.data(), L * d, L, d, d, copied_a.data(), lda);
                 for (std::size_t r = 0; r < rows; ++r) {
                     std::vector<float> want(d);
                     if (isa == Isa::scalar)
-                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data(), L, d, want.data());
+                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data(), L, d, d, want.data());
                     else
                         for (std::size_t j = 0; j < d; ++j) {
                             float acc = 0.0f;
@@ -290,8 +290,9 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
     }
 }
 
-TEST_CASE("kernels: weighted sum of wide rows (streamed row by row), any alignment, bitwise one FMA chain",
-          "[kernels][weighted_sum]") {
+TEST_CASE(
+    "kernels: weighted sum of wide rows (streamed row by row), any alignment, any column block, bitwise one FMA chain",
+    "[kernels][weighted_sum]") {
     // Rows of 4 KiB and more, whole cache lines: the row stream, whose sums sit in a buffer
     // aligned like V, with scalar columns before V's first line boundary and after its last.
     for (Isa isa : isas_under_test()) {
@@ -309,11 +310,11 @@ TEST_CASE("kernels: weighted sum of wide rows (streamed row by row), any alignme
                 while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
                 std::copy(V.begin(), V.end(), base + shift);
                 std::vector<float> a(rows * lda, sentinel);
-                t.weighted_sum(rows, w.data(), ldw, base + shift, L * d, L, d, a.data(), lda);
+                t.weighted_sum(rows, w.data(), ldw, base + shift, L * d, L, d, d, a.data(), lda);
                 for (std::size_t r = 0; r < rows; ++r) {
                     std::vector<float> want(d, 0.0f);
                     if (isa == Isa::scalar)
-                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data() + r * L * d, L, d,
+                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data() + r * L * d, L, d, d,
                                                               want.data());
                     else
                         for (std::size_t j = 0; j < d; ++j)
@@ -322,6 +323,18 @@ TEST_CASE("kernels: weighted sum of wide rows (streamed row by row), any alignme
                     for (std::size_t j = 0; j < d; ++j) {
                         CAPTURE(r, j);
                         REQUIRE(same_bits(a[r * lda + j], want[j]));
+                    }
+                    // A block of columns (rows ldv = d apart, as the feature split runs them):
+                    // the same bits.
+                    for (auto [j0, n] : {std::pair<std::size_t, std::size_t>{0, 256}, {256, 3}, {d - 300, 300}}) {
+                        std::vector<float> block(n + 1, sentinel);
+                        t.weighted_sum(1, w.data() + r * ldw, ldw, base + shift + r * L * d + j0, 0, L, n, d,
+                                       block.data(), n);
+                        for (std::size_t j = 0; j < n; ++j) {
+                            CAPTURE(r, j0, n, j);
+                            REQUIRE(same_bits(block[j], want[j0 + j]));
+                        }
+                        REQUIRE(same_bits(block[n], sentinel));
                     }
                     for (std::size_t j = d; j < lda; ++j) REQUIRE(same_bits(a[r * lda + j], sentinel));
                 }

@@ -24,9 +24,9 @@ void linear(const float* packed, std::size_t out, std::size_t rows, const SplitR
 void softmax(float* row, std::size_t n) { reference_softmax<float>(row, n); }
 
 void weighted_sum(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
-                  std::size_t L, std::size_t d, float* a, std::size_t lda) {
+                  std::size_t L, std::size_t d, std::size_t ldv, float* a, std::size_t lda) {
     for (std::size_t r = 0; r < rows; ++r)
-        reference_weighted_sum<float>(w + r * ldw, V + r * v_stride, L, d, a + r * lda);
+        reference_weighted_sum<float>(w + r * ldw, V + r * v_stride, L, d, ldv, a + r * lda);
 }
 
 std::size_t packed_size(const Dims& d) {

@@ -59,10 +59,10 @@ void forward_group(const Dims& dims, const float* W1, const float* W2, const Bat
     linear_rows<Arch, M>(W2, o, qa, y, o, pf, 0, q);
     for (std::size_t m = 0; m < M; ++m) softmax<Arch>(w + m * L, L);
     if (x.v_stride == 0)
-        weighted_sum_rows<Arch, M>(w, L, x.V, L, d, scratch, d);
+        weighted_sum_rows<Arch, M>(w, L, x.V, L, d, d, scratch, d);
     else
         for (std::size_t m = 0; m < M; ++m)
-            weighted_sum_rows<Arch, 1>(w + m * L, L, x.V + (g + m) * x.v_stride, L, d, scratch + m * d, d);
+            weighted_sum_rows<Arch, 1>(w + m * L, L, x.V + (g + m) * x.v_stride, L, d, d, scratch + m * d, d);
     linear_rows<Arch, M>(W2, o, qa, y, o, pf, q);
 }
 

@@ -68,10 +68,11 @@ struct KernelTable {
                    std::size_t ldy);
     /// Softmax of the n > 0 floats at row, in place; non-finite inputs as in PyTorch.
     void (*softmax)(float* row, std::size_t n);
-    /// a[r * lda + j] = sum_l w[r * ldw + l] V_r[l, j] for r < rows, j < d, where V_r = V + r *
-    /// v_stride is [L, d] (v_stride 0: one V shared by every row). Writes nothing else.
+    /// a[r * lda + j] = sum_l w[r * ldw + l] V_r[l * ldv + j] for r < rows, j < d, where V_r =
+    /// V + r * v_stride (v_stride 0: one V shared by every row); ldv >= d (d: V is [L, d]; more:
+    /// a block of V's columns). Writes nothing else.
     void (*weighted_sum)(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
-                         std::size_t L, std::size_t d, float* a, std::size_t lda);
+                         std::size_t L, std::size_t d, std::size_t ldv, float* a, std::size_t lda);
 };
 
 // One accessor per ISA, each defined in its own translation unit (src/isa/<isa>.cpp).

@@ -24,9 +24,10 @@ namespace myattn::detail {
 namespace {
 
 /// M samples × NB whole vectors of columns, starting at the column V and a point to, over
-/// rows [l0, l1) of V: the sums start from 0 (l0 = 0) or from a (a later block of rows).
+/// rows [l0, l1) of V (ldv floats apart): the sums start from 0 (l0 = 0) or from a (a later
+/// block of rows).
 template <class Arch, std::size_t M, std::size_t NB>
-void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1, std::size_t d,
+void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1, std::size_t ldv,
                        float* a, std::size_t lda) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes;
     vfloat<Arch> acc[M][NB];
@@ -35,8 +36,8 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::siz
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < NB; ++c)
             acc[m][c] = l0 == 0 ? vfloat<Arch>(0.0f) : vfloat<Arch>::load_unaligned(a + m * lda + c * lanes);
-    V += l0 * d;
-    for (std::size_t l = l0; l < l1; ++l, V += d) {
+    V += l0 * ldv;
+    for (std::size_t l = l0; l < l1; ++l, V += ldv) {
         vfloat<Arch> v[NB];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < NB; ++c) v[c] = vfloat<Arch>::load_unaligned(V + c * lanes);
@@ -57,14 +58,15 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::siz
 /// remainder with fewer.
 template <class Arch, std::size_t M, std::size_t NB>
 void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1,
-                          std::size_t d, float* a, std::size_t lda, std::size_t col, std::size_t end) {
+                          std::size_t ldv, float* a, std::size_t lda, std::size_t col, std::size_t end) {
     constexpr std::size_t step = NB * Blocking<Arch>::lanes;
-    for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, l0, l1, d, a + col, lda);
+    for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, l0, l1, ldv, a + col, lda);
     if constexpr (NB > 1)
-        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, d, a, lda, col, end);
+        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, ldv, a, lda, col, end);
 }
 
-/// One sample's V [L, d] (rows of whole 64-byte lines) streamed row by row, in order:
+/// Columns [0, d) of one sample's V (L rows, ldv floats apart: whole 64-byte lines) streamed
+/// row by row, in order:
 /// a[j] = fma(w_l, V[l, j], a[j]) for each l, the register tile's chains. The sums build in a
 /// stack buffer laid out like V's rows modulo a cache line, so that the loads of V and of the
 /// sums, and the stores of the sums, are all aligned (V 16 bytes off a line, as malloc gives,
@@ -72,7 +74,7 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::
 /// boundary and after its last take the chain in scalar code. Blocks of stream_columns
 /// columns, each streamed down all rows.
 template <class Arch>
-void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::size_t d, float* a) {
+void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::size_t d, std::size_t ldv, float* a) {
     using vf = vfloat<Arch>;
     constexpr std::size_t lanes = Blocking<Arch>::lanes, line = 64 / sizeof(float),
                           cols = Blocking<Arch>::stream_columns;
@@ -84,7 +86,7 @@ void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::siz
         const std::size_t n = d - c0 < cols ? d - c0 : cols, body_end = head + (n - head) / lanes * lanes;
         for (std::size_t j = 0; j < n; ++j) sum[j] = 0.0f;
         const float* row = V + c0;
-        for (std::size_t l = 0; l < L; ++l, row += d) {
+        for (std::size_t l = 0; l < L; ++l, row += ldv) {
             const vf wl(w[l]);
             for (std::size_t j = 0; j < head; ++j) sum[j] = std::fma(w[l], row[j], sum[j]);
             for (std::size_t j = head; j < body_end; j += lanes)
@@ -95,42 +97,42 @@ void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::siz
     }
 }
 
-/// M samples sharing one V [L, d]. A V that streams (M = 1) goes in blocks of rows spanning at
-/// most Blocking::window bytes; one shared by a group (M > 1) is reused from cache, so each
-/// column block runs down all of it.
+/// M samples sharing one V: L rows of d columns, ldv floats apart. A V that streams (M = 1)
+/// goes in blocks of rows spanning at most Blocking::window bytes; one shared by a group
+/// (M > 1) is reused from cache, so each column block runs down all of it.
 template <class Arch, std::size_t M>
-void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, float* a,
-                       std::size_t lda) {
+void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, std::size_t ldv,
+                       float* a, std::size_t lda) {
     using B = Blocking<Arch>;
     const std::size_t full = d - d % B::lanes;
     const std::size_t block = M > 1 ? L : d * sizeof(float) < B::window ? B::window / (d * sizeof(float)) : 1;
-    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes && d * sizeof(float) % 64 == 0)
-        return weighted_sum_stream<Arch>(w, V, L, d, a);
+    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes && ldv * sizeof(float) % 64 == 0)
+        return weighted_sum_stream<Arch>(w, V, L, d, ldv, a);
     else
         for (std::size_t l0 = 0; l0 < L; l0 += block) {
             const std::size_t l1 = L - l0 > block ? l0 + block : L;
-            weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, d, a, lda, 0, full);
+            weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, ldv, a, lda, 0, full);
         }
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t j = full; j < d; ++j) {
             float acc = 0.0f;
-            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], V[l * d + j], acc);
+            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], V[l * ldv + j], acc);
             a[m * lda + j] = acc;
         }
 }
 
 template <class Arch>
 void weighted_sum(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
-                  std::size_t L, std::size_t d, float* a, std::size_t lda) {
+                  std::size_t L, std::size_t d, std::size_t ldv, float* a, std::size_t lda) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
     if (v_stride != 0) {
         for (std::size_t r = 0; r < rows; ++r)
-            weighted_sum_rows<Arch, 1>(w + r * ldw, ldw, V + r * v_stride, L, d, a + r * lda, lda);
+            weighted_sum_rows<Arch, 1>(w + r * ldw, ldw, V + r * v_stride, L, d, ldv, a + r * lda, lda);
         return;
     }
     for (std::size_t r = 0; r < rows; r += MR)
         with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            weighted_sum_rows<Arch, M>(w + r * ldw, ldw, V, L, d, a + r * lda, lda);
+            weighted_sum_rows<Arch, M>(w + r * ldw, ldw, V, L, d, ldv, a + r * lda, lda);
         });
 }
 
