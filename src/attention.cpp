@@ -212,8 +212,9 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
 #else
     const std::size_t threads = 1;
 #endif
-    const std::size_t rows = detail::rows_per_tile(dims, B, kernels.mr, threads);
-    const std::size_t tiles = (B + rows - 1) / rows;
+    // A batch of at most one group is one tile: no cache arithmetic, no division (S at B = 1).
+    const std::size_t rows = B <= kernels.mr ? B : detail::rows_per_tile(dims, B, kernels.mr, threads);
+    const std::size_t tiles = rows == B ? 1 : (B + rows - 1) / rows;
     auto run_tiles = [&](std::size_t first, std::size_t last) {
         float* scratch = thread_scratch(kernels.scratch_size(dims, rows));
         for (std::size_t t = first; t < last; ++t)
