@@ -102,9 +102,8 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
 
     batch = B;
     // With B = 1 a [1,...] K or V is both per-sample and shared: the stride does not matter.
-    return Batch{
-        Q.data,      K.data,           V.data, K.shape[0] == B && B != 1 ? k : 0, V.shape[0] == B && B != 1 ? L * d : 0,
-        output.data, attn_weights.data};
+    const std::size_t k_stride = K.shape[0] == B && B != 1 ? k : 0, v_stride = V.shape[0] == B && B != 1 ? L * d : 0;
+    return Batch{Q.data, K.data, V.data, k_stride, v_stride, output.data, attn_weights.data};
 }
 
 // Per-thread scratch that grows to the largest tile seen and is then reused: after the first

@@ -325,8 +325,12 @@ TEST_CASE(
                         REQUIRE(same_bits(a[r * lda + j], want[j]));
                     }
                     // A block of columns (rows ldv = d apart, as the feature split runs them):
-                    // the same bits.
-                    for (auto [j0, n] : {std::pair<std::size_t, std::size_t>{0, 256}, {256, 3}, {d - 300, 300}}) {
+                    // the same bits. 1030 columns stream in blocks of 1024 and 6, the last
+                    // narrower than the columns before V's first line boundary at most shifts.
+                    for (auto [j0, n] : {std::pair<std::size_t, std::size_t>{0, 256},
+                                         {256, 3},
+                                         {d - 300, 300},
+                                         {0, std::min<std::size_t>(d, 1030)}}) {
                         std::vector<float> block(n + 1, sentinel);
                         t.weighted_sum(1, w.data() + r * ldw, ldw, base + shift + r * L * d + j0, 0, L, n, d,
                                        block.data(), n);

@@ -125,7 +125,7 @@ void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p,
 /// k_begin = 0, else continuing the sums already in y. Each step over an input requests a few
 /// lines of pf (a PrefetchStream, or NoPrefetch). KC blocks of inputs outermost, so that the
 /// M × KC input sliver stays in L1 while every panel streams past it.
-template <class Arch, std::size_t M, class Prefetch = NoPrefetch>
+template <class Arch, std::size_t M, class Prefetch>
 void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
                  std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
     using B = Blocking<Arch>;

@@ -71,11 +71,8 @@ void softmax(float* s, std::size_t n) {
     vf vmax = tail;
     for (std::size_t i = 0; i < full; i += lanes) vmax = xsimd::max(vmax, vf::load_unaligned(s + i));
     const vf vm = all_lanes_max<Arch>(vmax);
-    vf etail(0.0f), vsum(0.0f);
-    if (partial) {
-        etail = exp_nonpositive<Arch>(tail - vm);
-        vsum = etail;
-    }
+    const vf etail = partial ? exp_nonpositive<Arch>(tail - vm) : vf(0.0f);
+    vf vsum = etail;
     for (std::size_t i = 0; i < full; i += lanes) {
         const vf e = exp_nonpositive<Arch>(vf::load_unaligned(s + i) - vm);
         e.store_unaligned(s + i);

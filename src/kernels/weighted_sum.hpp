@@ -17,9 +17,6 @@
 #include "kernels/blocking.hpp"
 #include "kernels/simd.hpp"
 
-#ifndef WSD
-#define WSD 100000
-#endif
 namespace myattn::detail {
 namespace {
 
@@ -80,10 +77,11 @@ void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::siz
                           cols = Blocking<Arch>::stream_columns;
     alignas(64) float buffer[cols + line];
     // Floats from V to its first line boundary: the same in every row and column block.
-    const std::size_t head = (line - reinterpret_cast<std::uintptr_t>(V) / sizeof(float) % line) % line;
-    float* sum = buffer + (line - head) % line; // sum + head is on a line boundary, as V + head
+    const std::size_t to_line = (line - reinterpret_cast<std::uintptr_t>(V) / sizeof(float) % line) % line;
+    float* sum = buffer + (line - to_line) % line; // sum + to_line is on a line boundary, as V + to_line
     for (std::size_t c0 = 0; c0 < d; c0 += cols) {
-        const std::size_t n = d - c0 < cols ? d - c0 : cols, body_end = head + (n - head) / lanes * lanes;
+        const std::size_t n = d - c0 < cols ? d - c0 : cols, head = to_line < n ? to_line : n,
+                          body_end = head + (n - head) / lanes * lanes;
         for (std::size_t j = 0; j < n; ++j) sum[j] = 0.0f;
         const float* row = V + c0;
         for (std::size_t l = 0; l < L; ++l, row += ldv) {
@@ -104,15 +102,14 @@ template <class Arch, std::size_t M>
 void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, std::size_t ldv,
                        float* a, std::size_t lda) {
     using B = Blocking<Arch>;
-    const std::size_t full = d - d % B::lanes;
-    const std::size_t block = M > 1 ? L : d * sizeof(float) < B::window ? B::window / (d * sizeof(float)) : 1;
     if (M == 1 && d * sizeof(float) >= B::stream_row_bytes && ldv * sizeof(float) % 64 == 0)
         return weighted_sum_stream<Arch>(w, V, L, d, ldv, a);
-    else
-        for (std::size_t l0 = 0; l0 < L; l0 += block) {
-            const std::size_t l1 = L - l0 > block ? l0 + block : L;
-            weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, ldv, a, lda, 0, full);
-        }
+    const std::size_t full = d - d % B::lanes;
+    const std::size_t block = M > 1 ? L : d * sizeof(float) < B::window ? B::window / (d * sizeof(float)) : 1;
+    for (std::size_t l0 = 0; l0 < L; l0 += block) {
+        const std::size_t l1 = L - l0 > block ? l0 + block : L;
+        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, ldv, a, lda, 0, full);
+    }
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t j = full; j < d; ++j) {
             float acc = 0.0f;
