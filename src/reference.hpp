@@ -13,17 +13,18 @@
 
 namespace myattn::detail {
 
-/// y[j] = b[j] + sum_i W[j, i] * [x1; x2][i] for j < rows(W): a Linear over a concatenation
-/// that is never built.
+/// y[j] = sum_i W[j, i] * [x1; x2][i] + b[j] for j < rows(W): a Linear over a concatenation
+/// that is never built. The bias comes last, as in PyTorch: the products sum at their own
+/// magnitude, not at the bias's.
 template <class Acc, class X2>
 void reference_linear(const float* W, const float* b, std::size_t out, const float* x1, std::size_t n1, const X2* x2,
                       std::size_t n2, Acc* y) {
     for (std::size_t j = 0; j < out; ++j) {
         const float* row = W + j * (n1 + n2);
-        Acc acc = Acc(b[j]);
+        Acc acc = 0;
         for (std::size_t i = 0; i < n1; ++i) acc += Acc(row[i]) * Acc(x1[i]);
         for (std::size_t i = 0; i < n2; ++i) acc += Acc(row[n1 + i]) * Acc(x2[i]);
-        y[j] = acc;
+        y[j] = acc + Acc(b[j]);
     }
 }
 

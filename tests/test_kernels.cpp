@@ -2,9 +2,9 @@
 // isa/<name> runs), or every ISA this CPU runs.
 //
 // The SIMD kernels promise more than accuracy: every output is one fixed chain of fused
-// multiply-adds (bias, then inputs in order; or 0, then V rows in order). So their results are
-// compared bitwise with that chain computed here with std::fma, which also proves that no tile
-// shape, edge, panel count or KC block changes a sample's bits. The scalar ISA is the float
+// multiply-adds (0, then inputs in order, then the bias added; or 0, then V rows in order). So
+// their results are compared bitwise with that chain computed here with std::fma, which also
+// proves that no tile shape, edge, panel count or KC block changes a sample's bits. The scalar ISA is the float
 // reference itself, and is compared bitwise with it.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -229,11 +229,11 @@ TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA cha
                                                                 want.data());
                             else
                                 for (std::size_t j = 0; j < out; ++j) {
-                                    float acc = b[j];
+                                    float acc = 0;
                                     for (std::size_t i = 0; i < in.n1; ++i) acc = std::fma(W[j * n + i], xr1[i], acc);
                                     for (std::size_t i = 0; i < in.n2; ++i)
                                         acc = std::fma(W[j * n + in.n1 + i], xr2[i], acc);
-                                    want[j] = acc;
+                                    want[j] = acc + b[j];
                                 }
                             for (std::size_t j = 0; j < out; ++j) {
                                 CAPTURE(r, j, y[r * ldy + j], want[j]);

@@ -53,9 +53,9 @@ void forward_group(const Dims& dims, const float* W1, const float* W2, const Bat
     linear_rows<Arch, M>(W1, L, {Q, q, q, x.K + g * x.k_stride, x.k_stride, k}, w, L, pf);
     const SplitRows qa{Q, q, q, scratch, d, d};
     float* y = x.output + g * o;
-    // The combine's bias and Q part first: they do not wait for the attention, so the core
-    // runs them beside the softmax's chain of dependent steps. Same sums, in the same order, as
-    // one pass.
+    // The combine's Q part first: it does not wait for the attention, so the core runs it
+    // beside the softmax's chain of dependent steps. The second pass continues the same sums in
+    // the same order, then adds the bias: bitwise one pass.
     linear_rows<Arch, M>(W2, o, qa, y, o, pf, 0, q);
     for (std::size_t m = 0; m < M; ++m) softmax<Arch>(w + m * L, L);
     if (x.v_stride == 0)

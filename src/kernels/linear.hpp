@@ -1,4 +1,4 @@
-// Linear with bias over split input rows: y = b + W · [x1; x2], never building [x1; x2].
+// Linear with bias over split input rows: y = W · [x1; x2] + b, never building [x1; x2].
 //
 // The weights are packed once (pack_linear) into panels of NR output features, BLIS style:
 // NR biases, then for every input i the NR weights W[j0 .. j0 + NR, i]. A last panel of fewer
@@ -6,9 +6,11 @@
 // Linear (shape T's 10 scores on AVX-512) does not pay for a full NR of padding.
 //
 // The micro-kernel keeps M samples × P panels of accumulators in registers and broadcasts each
-// input of each sample once per step. Every output is its bias followed by one fused
-// multiply-add per input, in input order (x1 then x2), whatever M, P, the panel width or the KC
-// block: a sample's result is bitwise the same in any tile, row position or thread.
+// input of each sample once per step. Every output is one fused multiply-add per input from
+// zero, in input order (x1 then x2), then its bias added once, whatever M, P, the panel width or
+// the KC block: a sample's result is bitwise the same in any tile, row position or thread. The
+// bias comes last, as in PyTorch, so that the products round at the magnitude of their own
+// partial sums, not at the bias's (docs/accuracy.md).
 #pragma once
 
 #include <cstddef>
@@ -71,27 +73,19 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, st
 }
 
 /// One tile: M samples × P panels of PV vectors over inputs [k0, k1). The accumulators start
-/// from the bias (k0 = 0) or from y (a later KC block) and go back to y, of whose columns
-/// `cols` are real.
+/// from zero (k0 = 0) or from y (a later KC block), take the bias after the last input, and go
+/// back to y, of whose columns `cols` are real.
 template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
 void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& x, std::size_t k0, std::size_t k1,
                  float* y, std::size_t ldy, std::size_t cols, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     vfloat<Arch> acc[M][V];
-    if (k0 == 0) {
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c) {
-            const auto bias = vfloat<Arch>::load_unaligned(panel + c / PV * panel_stride + c % PV * lanes);
+    for (std::size_t m = 0; m < M; ++m)
 #pragma GCC unroll 16
-            for (std::size_t m = 0; m < M; ++m) acc[m][c] = bias;
-        }
-    } else {
-#pragma GCC unroll 16
-        for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 16
-            for (std::size_t c = 0; c < V; ++c)
-                acc[m][c] = load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
-    }
+        for (std::size_t c = 0; c < V; ++c)
+            acc[m][c] = k0 == 0 ? vfloat<Arch>(0.0f)
+                                : load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
     const float* w = panel + PV * lanes * (1 + k0);
     if (k0 < x.n1) {
         const std::size_t n = (k1 < x.n1 ? k1 : x.n1) - k0;
@@ -101,6 +95,14 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
     if (k1 > x.n1) {
         const std::size_t from = k0 > x.n1 ? k0 : x.n1;
         linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from, pf);
+    }
+    if (k1 == x.n1 + x.n2) {
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < V; ++c) {
+            const auto bias = vfloat<Arch>::load_unaligned(panel + c / PV * panel_stride + c % PV * lanes);
+#pragma GCC unroll 16
+            for (std::size_t m = 0; m < M; ++m) acc[m][c] += bias;
+        }
     }
 #pragma GCC unroll 16
     for (std::size_t m = 0; m < M; ++m)
@@ -121,10 +123,11 @@ void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p,
         if (p < np) linear_panels<Arch, M, P - 1>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy, pf);
 }
 
-/// y for M samples over inputs [k_begin, k_end) (all of them by default): from the bias if
-/// k_begin = 0, else continuing the sums already in y. Each step over an input requests a few
-/// lines of pf (a PrefetchStream, or NoPrefetch). KC blocks of inputs outermost, so that the
-/// M × KC input sliver stays in L1 while every panel streams past it.
+/// y for M samples over inputs [k_begin, k_end) (all of them by default): from zero if
+/// k_begin = 0, else continuing the sums already in y; the bias is added once the last input is
+/// in. Each step over an input requests a few lines of pf (a PrefetchStream, or NoPrefetch). KC
+/// blocks of inputs outermost, so that the M × KC input sliver stays in L1 while every panel
+/// streams past it.
 template <class Arch, std::size_t M, class Prefetch>
 void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
                  std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
@@ -132,8 +135,11 @@ void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float
     const std::size_t in = x.n1 + x.n2, full = out / B::NR, panel_stride = B::NR * (in + 1);
     const std::size_t last_vectors = out % B::NR == 0 ? 0 : last_panel_width<Arch>(out) / B::lanes;
     if (k_end > in) k_end = in;
+    // Nothing to continue (the bias is in already once the range ends at `in`); only a range
+    // from 0 runs empty, once, so that with no inputs y is the bias.
+    if (k_begin != 0 && k_begin >= k_end) return;
     std::size_t k0 = k_begin;
-    do { // at least once: with no inputs y is the bias
+    do {
         const std::size_t k1 = k_end - k0 > B::KC ? k0 + B::KC : k_end;
         linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, 0, full, out, x, k0, k1, y, ldy, pf);
         if (last_vectors != 0)
