@@ -6,7 +6,7 @@ Run with Debian's interpreter (it has python3-torch and numpy):
     /usr/bin/python3 tools/make_reference.py            # writes tests/data/
     /usr/bin/python3 tools/make_reference.py --out DIR  # somewhere else
 
-The module is the seed article's ``MyAttn`` (seeds/000_3b56b53fbadcf2e5.txt):
+The module is the article's ``MyAttn`` (docs/design.md):
 two ``nn.Linear`` layers, ``attn`` (q+k -> L) and ``attn_combine`` (q+d -> o),
 and a forward doing cat -> linear -> softmax -> bmm -> cat -> linear.  The
 article indexes ``Q[0]``/``K[0]`` (batch 1 only); as its Q1 answer advises,
@@ -33,6 +33,14 @@ Per case it writes three safetensors files into the output directory:
 
 and ``cases.txt`` listing the cases (see CASES_HEADER below).
 
+It also writes the accuracy suite (tools/accuracy_cases.py) into ``accuracy/``
+under the output directory: the same three files per case, the weights stored
+as the case says (F32, F16, BF16 or F64), and in ``expected`` PyTorch's float32
+``output`` and ``attn_weights`` beside the float64 truth, held as two float32s
+each (``output_f64_hi`` + ``output_f64_lo``, likewise ``attn_weights_f64_*``:
+48 bits, where one float32 would round the truth as much as the errors being
+measured), plus its own ``cases.txt``.
+
 The Python ``safetensors`` package is not needed: a small writer and reader
 live in this file (8-byte little-endian header length, JSON header, raw
 little-endian data).  Like ``safetensors.torch.save_file`` the data are laid
@@ -56,6 +64,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import accuracy_cases
 
 
 # --------------------------------------------------------------------------
@@ -103,16 +113,22 @@ class MyAttn(nn.Module):
 _DTYPES = {  # numpy dtype -> (safetensors name, alignment)
     np.dtype("float64"): ("F64", 8),
     np.dtype("float32"): ("F32", 4),
+    np.dtype("float16"): ("F16", 2),
 }
-_NP_OF = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4")}
+# BF16 has no numpy dtype: its raw bits travel as uint16.
+_NP_OF = {"F64": np.dtype("<f8"), "F32": np.dtype("<f4"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2")}
 
 
 def st_write(path, tensors, metadata=None):
-    """tensors: dict name -> numpy array (float32 or float64)."""
+    """tensors: dict name -> numpy array (float64, float32 or float16) or ("BF16", uint16 bits)."""
     items = []
     for name, arr in tensors.items():
-        arr = np.asarray(arr)
-        st_name, align = _DTYPES[arr.dtype]
+        if isinstance(arr, tuple):
+            st_name, arr = arr
+            align = 2
+        else:
+            arr = np.asarray(arr)
+            st_name, align = _DTYPES[arr.dtype]
         items.append((-align, name, st_name, arr))
     items.sort(key=lambda t: (t[0], t[1]))  # 8-byte types first, then by name
     header = {}
@@ -338,7 +354,76 @@ def main():
         f.write("\n".join(lines) + "\n")
     total += os.path.getsize(cases_path)
     print(f"{len(CASES)} cases, {3 * len(CASES) + 1} files, {total} bytes in {outdir}")
+    write_accuracy(os.path.join(outdir, "accuracy"))
     return 0
+
+
+def as_stored(w, dtype):
+    """A float64 tensor holding values of `dtype` exactly, as the file stores it."""
+    if dtype == "BF16":
+        return ("BF16", w.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16))
+    return w.to({"F32": torch.float32, "F16": torch.float16, "F64": torch.float64}[dtype]).numpy()
+
+
+def rel_error(got, truth):
+    """max |got - truth| / max |truth|, the accuracy suite's measure."""
+    return ((got.double() - truth).abs().max() / truth.abs().max()).item()
+
+
+def split_f64(t):
+    """A float64 tensor as hi + lo, two float32 tensors (exact to about 2^-48 relative)."""
+    hi = t.float()
+    return hi.numpy(), (t - hi.double()).float().numpy()
+
+
+def write_accuracy(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    lines = [accuracy_cases.CASES_HEADER]
+    total = 0
+    for (name, regime, q, k, L, d, o, B, sk, sv, seed, dtype, option) in accuracy_cases.CASES:
+        master, Q, K, V = accuracy_cases.build(regime, q, k, L, d, o, B, sk, sv, seed, option)
+        w64 = accuracy_cases.stored(master, dtype)
+        model = MyAttn(q, k, L, d, o)
+        # Float32 PyTorch gets the weights as myattn does: the stored values, rounded to float.
+        model.load_state_dict({n: w.float() for n, w in w64.items()})
+        m64 = MyAttn(q, k, L, d, o).double()
+        m64.load_state_dict(w64)
+        out, w, s = run(model, Q, K, V, B)
+        out64, wt64, s64 = run(m64, Q.double(), K.double(), V.double(), B)
+        assert torch.isfinite(out).all() and torch.isfinite(w).all(), name
+        assert torch.isfinite(out64).all() and torch.isfinite(wt64).all(), name
+
+        weights = {n: as_stored(wv, dtype) for n, wv in w64.items()}
+        inputs = {"Q": Q.numpy(), "K": K.numpy(), "V": V.numpy()}
+        out_hi, out_lo = split_f64(out64)
+        w_hi, w_lo = split_f64(wt64)
+        expected = {"output": out.numpy(), "attn_weights": w.numpy(),
+                    "output_f64_hi": out_hi, "output_f64_lo": out_lo,
+                    "attn_weights_f64_hi": w_hi, "attn_weights_f64_lo": w_lo}
+        meta = {"generator": "tools/make_reference.py", "case": name, "regime": regime,
+                "seed": seed, "torch": torch.__version__, "weights": dtype,
+                "dims": f"q={q} k={k} L={L} d={d} o={o} B={B}", "shared_k": sk, "shared_v": sv}
+        for kind, tensors, md in (("weights", weights, None), ("inputs", inputs, meta),
+                                  ("expected", expected, meta)):
+            path = os.path.join(outdir, f"{name}.{kind}.safetensors")
+            st_write(path, tensors, md)
+            total += os.path.getsize(path)
+            back, _ = st_read(path)
+            for tn, arr in tensors.items():
+                raw = arr[1] if isinstance(arr, tuple) else arr
+                assert back[tn].tobytes() == np.ascontiguousarray(raw).tobytes(), (path, tn)
+        # The split truth is the truth to far better than the errors it measures.
+        assert rel_error(torch.from_numpy(out_hi).double() + torch.from_numpy(out_lo).double(), out64) < 2.0**-45
+
+        print(f"{name:18s} {regime:10s} q={q:<4d} k={k:<4d} L={L:<3d} d={d:<4d} o={o:<3d} B={B:<2d}"
+              f" {dtype:4s} scores [{s64.min().item():9.1f}, {s64.max().item():9.1f}]"
+              f"  torch f32 error: output {rel_error(out, out64):.2e}, attn_weights {rel_error(w, wt64):.2e}")
+        lines.append(f"{name} {regime} {q} {k} {L} {d} {o} {B} {sk} {sv} {seed} {dtype}")
+    cases_path = os.path.join(outdir, "cases.txt")
+    with open(cases_path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    total += os.path.getsize(cases_path)
+    print(f"{len(accuracy_cases.CASES)} accuracy cases, {total} bytes in {outdir}")
 
 
 if __name__ == "__main__":
