@@ -40,7 +40,9 @@ inline double gamma_n(std::size_t n, double unit = unit_roundoff) {
 
 /// An upper bound on |t| for the exact value t of a sum whose float64 value is t64 and whose
 /// terms' magnitudes add up to `mag`, over n roundings.
-inline double exact_magnitude(double t64, double mag, std::size_t n) { return std::fabs(t64) + gamma_n(n, 0x1p-53) * mag; }
+inline double exact_magnitude(double t64, double mag, std::size_t n) {
+    return std::fabs(t64) + gamma_n(n, 0x1p-53) * mag;
+}
 
 /// Inputs of one forward call, owned; K and V may be shared ([1, ...]).
 struct Inputs {
