@@ -6,7 +6,7 @@ Run with Debian's interpreter (it has python3-torch and numpy):
     /usr/bin/python3 tools/make_reference.py            # writes tests/data/
     /usr/bin/python3 tools/make_reference.py --out DIR  # somewhere else
 
-The module is the article's ``MyAttn`` (docs/design.md):
+The module is the article's ``MyAttn`` (README.md):
 two ``nn.Linear`` layers, ``attn`` (q+k -> L) and ``attn_combine`` (q+d -> o),
 and a forward doing cat -> linear -> softmax -> bmm -> cat -> linear.  The
 article indexes ``Q[0]``/``K[0]`` (batch 1 only); as its Q1 answer advises,
