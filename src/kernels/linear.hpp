@@ -80,12 +80,18 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
                  float* y, std::size_t ldy, std::size_t cols, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     vfloat<Arch> acc[M][V];
+    if (k0 == 0) {
 #pragma GCC unroll 16
-    for (std::size_t m = 0; m < M; ++m)
+        for (std::size_t m = 0; m < M; ++m)
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c)
-            acc[m][c] = k0 == 0 ? vfloat<Arch>(0.0f)
-                                : load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
+            for (std::size_t c = 0; c < V; ++c) acc[m][c] = vfloat<Arch>(0.0f);
+    } else {
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 16
+            for (std::size_t c = 0; c < V; ++c)
+                acc[m][c] = load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
+    }
     const float* w = panel + PV * lanes * (1 + k0);
     if (k0 < x.n1) {
         const std::size_t n = (k1 < x.n1 ? k1 : x.n1) - k0;
