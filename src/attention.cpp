@@ -55,39 +55,57 @@ struct Span {
     }
 };
 
-// Validates every tensor against Dims and each other; nothing is written before this returns.
+// What validate_inputs learns: the batch, the layout, and the elements of Q, K and V.
 struct InputSizes {
-    std::size_t B, nq, nk, nv; // the batch, and the elements of Q, K and V
+    std::size_t B, nq, nk, nv;
+    bool batch_in_dim1; // the article's layout: Q [1,B,q], output [1,B,o]
+    std::size_t k_stride, v_stride;
+    [[nodiscard]] Shape output_shape(std::size_t o) const { return batch_in_dim1 ? Shape{1, B, o} : Shape{B, 1, o}; }
 };
 
-// Validates Q, K and V against Dims and each other.
+// Validates Q, K and V against Dims and each other. Two layouts, the same memory:
+//   batch first (Q [B,1,q], K [B,1,k] or [1,1,k], V [B,L,d] or [1,L,d]) -> output [B,1,o];
+//   the article's (Q [1,B,q], K [1,B,k] or [1,1,k], V [1,L,d]) -> output [1,B,o].
+// Q [1,1,q] is both, with B = 1: the two then agree on every shape.
 InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V) {
     const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2;
-    const auto q_expect = [&] { return "[B, 1, " + std::to_string(q) + "]"; };
+    const auto q_expect = [&] { return "[B, 1, " + std::to_string(q) + "] or [1, B, " + std::to_string(q) + "]"; };
     const std::size_t nq = checked_numel("Q", Q, 3, q_expect);
-    if (Q.shape[1] != 1 || Q.shape[2] != q) bad_shape("Q", q_expect, Q.shape);
-    const std::size_t B = Q.shape[0];
+    if (Q.shape[2] != q || (Q.shape[0] != 1 && Q.shape[1] != 1)) bad_shape("Q", q_expect, Q.shape);
+    const bool dim1 = Q.shape[1] != 1;
+    const std::size_t B = dim1 ? Q.shape[1] : Q.shape[0];
+    const std::size_t kb = dim1 ? K.shape[1] : K.shape[0], kone = dim1 ? K.shape[0] : K.shape[1];
 
-    const auto k_expect = [&] { return shape_str({B, 1, k}) + " or " + shape_str({1, 1, k}); };
+    const auto k_expect = [&] {
+        return dim1 ? shape_str({1, B, k}) + " or " + shape_str({1, 1, k}) + " (as Q is [1, B, q])"
+                    : shape_str({B, 1, k}) + " or " + shape_str({1, 1, k});
+    };
     const std::size_t nk = checked_numel("K", K, 3, k_expect);
-    if ((K.shape[0] != B && K.shape[0] != 1) || K.shape[1] != 1 || K.shape[2] != k) bad_shape("K", k_expect, K.shape);
+    if ((kb != B && kb != 1) || kone != 1 || K.shape[2] != k) bad_shape("K", k_expect, K.shape);
 
-    const auto v_expect = [&] { return shape_str({B, L, d}) + " or " + shape_str({1, L, d}); };
+    const auto v_expect = [&] {
+        return dim1 ? shape_str({1, L, d}) + " (as Q is [1, B, q])"
+                    : shape_str({B, L, d}) + " or " + shape_str({1, L, d});
+    };
     const std::size_t nv = checked_numel("V", V, 3, v_expect);
-    if ((V.shape[0] != B && V.shape[0] != 1) || V.shape[1] != L || V.shape[2] != d) bad_shape("V", v_expect, V.shape);
-    return {B, nq, nk, nv};
+    if ((V.shape[0] != B && V.shape[0] != 1) || (dim1 && V.shape[0] != 1) || V.shape[1] != L || V.shape[2] != d)
+        bad_shape("V", v_expect, V.shape);
+    // With B = 1 a K or V of one sample is both per-sample and shared: the stride does not matter.
+    const std::size_t k_stride = kb == B && B != 1 ? k : 0, v_stride = V.shape[0] == B && B != 1 ? L * d : 0;
+    return {B, nq, nk, nv, dim1, k_stride, v_stride};
 }
 
 // Validates every tensor against Dims and each other; nothing is written before this returns.
 Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V,
                     const MutableTensor& output, const MutableTensor& attn_weights, std::size_t& batch) {
-    const std::size_t k = dims.key_size, L = dims.value_size1, d = dims.value_size2, o = dims.output_size;
+    const std::size_t L = dims.value_size1, o = dims.output_size;
     const InputSizes sizes = validate_inputs(dims, Q, K, V);
     const std::size_t B = sizes.B; // a plain variable: clang 14 cannot capture structured bindings
 
-    const auto o_expect = [&] { return shape_str({B, 1, o}); };
+    const Shape o_shape = sizes.output_shape(o);
+    const auto o_expect = [&] { return o_shape.to_string(); };
     const std::size_t no = checked_numel("output", output, 3, o_expect);
-    if (!(output.shape == Shape{B, 1, o})) bad_shape("output", o_expect, output.shape);
+    if (!(output.shape == o_shape)) bad_shape("output", o_expect, output.shape);
     const auto w_expect = [&] { return shape_str({B, L}); };
     const std::size_t nw = checked_numel("attn_weights", attn_weights, 2, w_expect);
     if (!(attn_weights.shape == Shape{B, L})) bad_shape("attn_weights", w_expect, attn_weights.shape);
@@ -101,9 +119,7 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
                     throw ArgumentError(std::string(out.name) + ": output buffer overlaps " + in.name);
 
     batch = B;
-    // With B = 1 a [1,...] K or V is both per-sample and shared: the stride does not matter.
-    const std::size_t k_stride = K.shape[0] == B && B != 1 ? k : 0, v_stride = V.shape[0] == B && B != 1 ? L * d : 0;
-    return Batch{Q.data, K.data, V.data, k_stride, v_stride, output.data, attn_weights.data};
+    return Batch{Q.data, K.data, V.data, sizes.k_stride, sizes.v_stride, output.data, attn_weights.data};
 }
 
 // Per-thread scratch that grows to the largest tile seen and is then reused: after the first
@@ -232,9 +248,10 @@ ForwardResult MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V) const
     const Dims& d = dims();
     // Inputs are checked before the outputs are sized: a bad shape is a ShapeError, never a
     // huge allocation.
-    const std::size_t B = validate_inputs(d, Q, K, V).B;
+    const InputSizes sizes = validate_inputs(d, Q, K, V);
+    const std::size_t B = sizes.B;
     ForwardResult r;
-    r.output_shape = Shape{B, 1, d.output_size};
+    r.output_shape = sizes.output_shape(d.output_size);
     r.attn_weights_shape = Shape{B, d.value_size1};
     r.output.resize(r.output_shape.numel("output"));
     r.attn_weights.resize(r.attn_weights_shape.numel("attn_weights"));

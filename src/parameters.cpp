@@ -1,7 +1,9 @@
 #include "myattn/parameters.hpp"
 
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <optional>
 
 #include "myattn/errors.hpp"
 #include "myattn/safetensors.hpp"
@@ -44,15 +46,48 @@ std::vector<float> uniform_vector(SplitMix64& rng, std::size_t n, float bound) {
     return v;
 }
 
+// "the file holds 7 tensors: 'a', 'b', 'c', 'd', 'e', ...": enough to spot a prefix.
+std::string held_tensors(const safetensors::TensorMap& map) {
+    constexpr std::size_t listed = 5;
+    if (map.empty()) return "the file holds no tensors";
+    std::string s = "the file holds " + std::to_string(map.size()) + (map.size() == 1 ? " tensor: " : " tensors: ");
+    std::size_t i = 0;
+    for (const auto& entry : map) {
+        if (i == listed) return s + ", ...";
+        s += (i++ ? ", '" : "'") + entry.first + "'";
+    }
+    return s;
+}
+
 const safetensors::Tensor& require(const safetensors::TensorMap& map, const std::filesystem::path& file,
-                                   const char* name, std::size_t rank) {
+                                   const std::string& name, std::size_t rank) {
     const auto it = map.find(name);
-    if (it == map.end()) throw FileError(file.string() + ": missing tensor '" + name + "'");
+    if (it == map.end()) throw FileError(file.string() + ": missing tensor '" + name + "'; " + held_tensors(map));
     const safetensors::Tensor& t = it->second;
     if (t.shape.size() != rank)
-        throw ShapeError(std::string(name) + ": expected a tensor of rank " + std::to_string(rank) + ", got shape " +
+        throw ShapeError(name + ": expected a tensor of rank " + std::to_string(rank) + ", got shape " +
                          t.view_shape().to_string());
     return t;
+}
+
+constexpr const char* size_names[] = {"query_size", "key_size", "value_size1", "value_size2", "output_size"};
+
+// A size from the metadata: nullopt if absent; decimal digits > 0, else FileError.
+std::optional<std::size_t> metadata_size(const safetensors::Metadata& metadata, const std::filesystem::path& file,
+                                         const std::string& key) {
+    const auto it = metadata.find(key);
+    if (it == metadata.end()) return std::nullopt;
+    const std::string& text = it->second;
+    std::size_t value = 0;
+    bool ok = !text.empty() && text.size() <= 19;
+    for (char c : text) {
+        ok = ok && c >= '0' && c <= '9';
+        value = value * 10 + static_cast<std::size_t>(c - '0');
+    }
+    if (!ok || value == 0)
+        throw FileError(file.string() + ": metadata '" + key + "' must be a positive decimal integer, got '" +
+                        text.substr(0, 40) + "'");
+    return value;
 }
 
 } // namespace
@@ -107,13 +142,29 @@ Parameters Parameters::random(const Dims& dims, std::uint64_t seed) {
     return p;
 }
 
-Parameters Parameters::load(const std::filesystem::path& file, std::size_t query_size) {
-    const safetensors::TensorMap map = safetensors::read(file);
-    const auto& w1 = require(map, file, attn_weight_name, 2);
-    const auto& b1 = require(map, file, attn_bias_name, 1);
-    const auto& w2 = require(map, file, combine_weight_name, 2);
-    const auto& b2 = require(map, file, combine_bias_name, 1);
-    const std::size_t q = query_size;
+std::string Parameters::metadata_key(std::string_view prefix, std::string_view size) {
+    return std::string(safetensors::metadata_prefix).append(prefix).append(size);
+}
+
+Parameters Parameters::load(const std::filesystem::path& file, std::optional<std::size_t> query_size,
+                            std::string_view prefix) {
+    const safetensors::Contents contents = safetensors::read_contents(file);
+    const safetensors::TensorMap& map = contents.tensors;
+    const std::string p(prefix);
+    const auto& w1 = require(map, file, p + attn_weight_name, 2);
+    const auto& b1 = require(map, file, p + attn_bias_name, 1);
+    const auto& w2 = require(map, file, p + combine_weight_name, 2);
+    const auto& b2 = require(map, file, p + combine_bias_name, 1);
+    std::optional<std::size_t> stored[std::size(size_names)];
+    for (std::size_t i = 0; i < std::size(size_names); ++i)
+        stored[i] = metadata_size(contents.metadata, file, metadata_key(prefix, size_names[i]));
+    if (!stored[0] && !query_size)
+        throw FileError(file.string() + ": the file does not state q (no metadata '" +
+                        metadata_key(prefix, size_names[0]) + "'), so a query_size must be given");
+    if (stored[0] && query_size && *stored[0] != *query_size)
+        throw FileError(file.string() + ": query_size " + std::to_string(*query_size) + " was given, but the file's '" +
+                        metadata_key(prefix, size_names[0]) + "' is " + std::to_string(*stored[0]));
+    const std::size_t q = stored[0] ? *stored[0] : *query_size;
     if (w1.shape[1] <= q)
         throw ShapeError(std::string(attn_weight_name) + ": expected [L, q+k] with q=" + std::to_string(q) +
                          " and k >= 1, got " + w1.view_shape().to_string());
@@ -129,6 +180,12 @@ Parameters Parameters::load(const std::filesystem::path& file, std::size_t query
         throw ShapeError(std::string(combine_bias_name) + ": expected [" + std::to_string(dims.output_size) +
                          "] (o from attn_combine.weight " + w2.view_shape().to_string() + "), got " +
                          b2.view_shape().to_string());
+    const std::size_t from_shapes[] = {q, dims.key_size, dims.value_size1, dims.value_size2, dims.output_size};
+    for (std::size_t i = 1; i < std::size(size_names); ++i)
+        if (stored[i] && *stored[i] != from_shapes[i])
+            throw FileError(file.string() + ": metadata '" + metadata_key(prefix, size_names[i]) + "' is " +
+                            std::to_string(*stored[i]) + ", but the tensors' shapes give " +
+                            std::to_string(from_shapes[i]) + " (" + dims.to_string() + ")");
     return Parameters(dims, w1.data, b1.data, w2.data, b2.data);
 }
 
@@ -140,7 +197,11 @@ void Parameters::save(const std::filesystem::path& file) const {
         {combine_weight_name, {combine_weight_.data(), {o, dims_.query_size + dims_.value_size2}}},
         {combine_bias_name, {combine_bias_.data(), {o}}},
     };
-    safetensors::write(file, tensors);
+    const std::size_t sizes[] = {dims_.query_size, dims_.key_size, L, dims_.value_size2, o};
+    safetensors::Metadata metadata;
+    for (std::size_t i = 0; i < std::size(size_names); ++i)
+        metadata.emplace(metadata_key({}, size_names[i]), std::to_string(sizes[i]));
+    safetensors::write(file, tensors, safetensors::Dtype::F32, metadata);
 }
 
 } // namespace myattn

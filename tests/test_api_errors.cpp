@@ -33,9 +33,9 @@ TEST_CASE("errors: forward shapes name the tensor, expected and actual", "[error
     SECTION("Q") {
         c.q.shape = {2, 2};
         CHECK_THROWS_AS(c.run(), ShapeError);
-        CHECK_THROWS_WITH(c.run(), Contains("Q: expected shape [B, 1, 2], got [2, 2]"));
+        CHECK_THROWS_WITH(c.run(), Contains("Q: expected shape [B, 1, 2] or [1, B, 2], got [2, 2]"));
         c.q.shape = {2, 1, 3};
-        CHECK_THROWS_WITH(c.run(), Contains("Q: expected shape [B, 1, 2], got [2, 1, 3]"));
+        CHECK_THROWS_WITH(c.run(), Contains("Q: expected shape [B, 1, 2] or [1, B, 2], got [2, 1, 3]"));
     }
     SECTION("K batch mismatch") {
         c.k.shape = {3, 1, 3};

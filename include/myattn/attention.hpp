@@ -14,7 +14,7 @@ namespace myattn {
 
 /// Owned results of the convenience forward.
 struct ForwardResult {
-    std::vector<float> output; // [B, 1, o]
+    std::vector<float> output; // [B, 1, o], or [1, B, o] for the article's layout
     Shape output_shape;
     std::vector<float> attn_weights; // [B, L]
     Shape attn_weights_shape;
@@ -38,6 +38,8 @@ class MYATTN_EXPORT MyAttn {
 
     /// Q [B,1,q]; K [B,1,k] or [1,1,k]; V [B,L,d] or [1,L,d] (a leading 1 is shared by every
     /// sample, in place). Writes output [B,1,o] and attn_weights [B,L]. B may be 0.
+    /// Also the article's module's own layout, batched along dimension 1 (the same memory):
+    /// Q [1,B,q]; K [1,B,k] or [1,1,k]; V [1,L,d]; then output is [1,B,o], attn_weights [B,L].
     /// Allocates nothing; safe to call from many threads at once. Runs in the caller's
     /// tbb::task_arena. Throws ShapeError / ArgumentError before writing anything.
     void forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output, MutableTensor attn_weights) const;

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,11 +45,20 @@ class MYATTN_EXPORT Parameters {
     /// biases alike, from a deterministic generator seeded with `seed` (not PyTorch's stream).
     static Parameters random(const Dims& dims, std::uint64_t seed);
 
-    /// Reads a safetensors file holding the four state_dict tensors. The file does not carry
-    /// q, so it is given here; k, L, d, o are read from the shapes and cross-checked.
-    static Parameters load(const std::filesystem::path& file, std::size_t query_size);
+    /// Reads a safetensors file holding the four state_dict tensors, each named `prefix` +
+    /// its state_dict key (prefix "decoder.attn." for a module nested in a model's state_dict).
+    /// The shapes give k, L, d and o once q is known. q comes from the file's metadata entry
+    /// metadata_key(prefix, "query_size") (written by save and by Python's myattn.save) or from
+    /// `query_size`; given both, they must agree, and every size the metadata states must
+    /// match the shapes. Throws FileError (naming the file) or ShapeError.
+    static Parameters load(const std::filesystem::path& file, std::optional<std::size_t> query_size = std::nullopt,
+                           std::string_view prefix = {});
 
-    /// Writes the four tensors as F32 safetensors (to a temporary file, then renamed).
+    /// The "__metadata__" key of one of Dims' sizes ("query_size"...): "myattn." + prefix + size.
+    [[nodiscard]] static std::string metadata_key(std::string_view prefix, std::string_view size);
+
+    /// Writes the four tensors as F32 safetensors, with the five sizes as metadata (to a
+    /// temporary file, then renamed).
     void save(const std::filesystem::path& file) const;
 
     [[nodiscard]] const Dims& dims() const noexcept { return dims_; }

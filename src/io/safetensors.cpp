@@ -184,20 +184,26 @@ void check_metadata(const Json& json, const Context& ctx) {
 /// - nesting is bounded (each level costs memory), and so are the arrays of an entry;
 /// - what is never used is checked but not kept: unknown fields of an entry (parsed, dropped,
 ///   as the official reader ignores them) and the values of "__metadata__" (which must be
-///   strings), so the tree is only what read_entries needs.
+///   strings), so the tree is only what read_entries needs; of the metadata only the entries
+///   under metadata_prefix are kept, aside.
 /// It is also linear: nlohmann's parser_callback_t parser rescans an object's members every time
 /// one of its members ends, quadratic in the tensor count (minutes for a header of a few MB).
 class HeaderBuilder {
   public:
     explicit HeaderBuilder(const Context& ctx) : ctx_(ctx) {}
     Json root;
+    Metadata metadata; // the "__metadata__" entries under metadata_prefix
 
     bool null() { return value(Json(nullptr)); }
     bool boolean(bool b) { return value(Json(b)); }
     bool number_integer(Json::number_integer_t n) { return value(Json(n)); }
     bool number_unsigned(Json::number_unsigned_t n) { return value(Json(n)); }
     bool number_float(Json::number_float_t n, const Json::string_t& /*text*/) { return value(Json(n)); }
-    bool string(Json::string_t& text) { return value(Json(std::move(text))); }
+    bool string(Json::string_t& text) {
+        const Frame* f = stack_.empty() ? nullptr : &stack_.back();
+        if (f != nullptr && f->drop_values && f->key.starts_with(metadata_prefix)) metadata.emplace(f->key, text);
+        return value(Json(std::move(text)));
+    }
     bool binary(Json::binary_t& bytes) { return value(Json::binary(std::move(bytes))); } // not in JSON text
     bool start_object(std::size_t /*unknown*/) { return open(Json::value_t::object); }
     bool start_array(std::size_t /*unknown*/) { return open(Json::value_t::array); }
@@ -291,7 +297,7 @@ class HeaderBuilder {
 };
 
 /// Parses the header JSON (see HeaderBuilder).
-Json parse_header(std::string_view text, const Context& ctx) {
+Json parse_header(std::string_view text, const Context& ctx, Metadata& metadata) {
     // nlohmann stops at a NUL as if the input ended there, which would hide whatever follows.
     if (const auto nul = text.find('\0'); nul != std::string_view::npos)
         ctx.fail("header contains a NUL byte at offset " + std::to_string(nul));
@@ -303,6 +309,7 @@ Json parse_header(std::string_view text, const Context& ctx) {
     }
     if (!builder.root.is_object())
         ctx.fail("header must be a JSON object, got " + std::string(builder.root.type_name()));
+    metadata = std::move(builder.metadata);
     return std::move(builder.root);
 }
 
@@ -540,7 +547,9 @@ std::string_view dtype_name(Dtype dtype) noexcept {
     return "invalid";
 }
 
-TensorMap parse(std::span<const std::byte> bytes, std::string_view what) {
+TensorMap parse(std::span<const std::byte> bytes, std::string_view what) { return parse_contents(bytes, what).tensors; }
+
+Contents parse_contents(std::span<const std::byte> bytes, std::string_view what) {
     const Context ctx{what, {}};
     if (bytes.size() < 8)
         ctx.fail("file of " + std::to_string(bytes.size()) + " bytes is shorter than the 8-byte header length");
@@ -548,17 +557,20 @@ TensorMap parse(std::span<const std::byte> bytes, std::string_view what) {
     check_header_length(length, bytes.size() - 8, ctx);
     const auto header_bytes = bytes.subspan(8, length);
     const auto data = bytes.subspan(8 + length);
-    const Json header = parse_header({reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()}, ctx);
+    Contents contents;
+    const Json header =
+        parse_header({reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()}, ctx, contents.metadata);
     std::vector<Entry> entries = read_entries(header, data.size(), what);
     check_coverage(entries, data.size(), what);
-    TensorMap tensors;
     for (Entry& e : entries)
-        tensors.emplace(e.name,
-                        Tensor{std::move(e.shape), decode(data.subspan(e.begin, e.end - e.begin), e.dtype), e.dtype});
-    return tensors;
+        contents.tensors.emplace(
+            e.name, Tensor{std::move(e.shape), decode(data.subspan(e.begin, e.end - e.begin), e.dtype), e.dtype});
+    return contents;
 }
 
-TensorMap read(const std::filesystem::path& file) {
+TensorMap read(const std::filesystem::path& file) { return read_contents(file).tensors; }
+
+Contents read_contents(const std::filesystem::path& file) {
     const std::string what = file.string();
     const Context ctx{what, {}};
     const Descriptor fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
@@ -574,13 +586,14 @@ TensorMap read(const std::filesystem::path& file) {
     if (prefix == 8) check_header_length(load_u64(bytes), size - 8, ctx);
     bytes.resize(size);
     read_exactly(fd, std::span(bytes).subspan(prefix), prefix, ctx);
-    return parse(bytes, what);
+    return parse_contents(bytes, what);
 }
 
-std::vector<std::byte> serialize(std::span<const NamedTensor> tensors, Dtype dtype) {
+std::vector<std::byte> serialize(std::span<const NamedTensor> tensors, Dtype dtype, const Metadata& metadata) {
     const std::size_t element_size = dtype_size(dtype);
     const std::vector<const NamedTensor*> sorted = sorted_by_name(tensors);
     Json header = Json::object();
+    if (!metadata.empty()) header["__metadata__"] = metadata;
     std::size_t data_size = 0;
     for (const NamedTensor* t : sorted) {
         const std::size_t bytes = stored_bytes(*t, dtype);
@@ -607,8 +620,9 @@ std::vector<std::byte> serialize(std::span<const NamedTensor> tensors, Dtype dty
     return out;
 }
 
-void write(const std::filesystem::path& file, std::span<const NamedTensor> tensors, Dtype dtype) {
-    const std::vector<std::byte> bytes = serialize(tensors, dtype); // bad input fails before any file exists
+void write(const std::filesystem::path& file, std::span<const NamedTensor> tensors, Dtype dtype,
+           const Metadata& metadata) {
+    const std::vector<std::byte> bytes = serialize(tensors, dtype, metadata); // bad input fails before any file exists
     const std::string what = file.string();
     const Context ctx{what, {}};
     TempFile temp(file, ctx);

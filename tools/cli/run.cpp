@@ -1,5 +1,6 @@
 // myattn run: weights and inputs from safetensors files, outputs to one.
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "args.hpp"
@@ -18,15 +19,18 @@ const safetensors::Tensor& input(const safetensors::TensorMap& map, const std::s
 } // namespace
 
 int run(std::span<char* const> args) {
-    const Args opts("run", args, {"weights", "inputs", "output", "isa", "threads"});
+    const Args opts("run", args, {"weights", "inputs", "output", "isa", "threads", "prefix"});
     if (opts.help()) {
         std::puts("usage: myattn run --weights W.safetensors --inputs I.safetensors --output O.safetensors\n"
-                  "                  [--isa scalar|avx2|avx512|neon] [--threads N]\n\n"
+                  "                  [--isa scalar|avx2|avx512|neon] [--threads N] [--prefix P]\n\n"
                   "W holds the PyTorch state_dict tensors attn.weight [L, q+k], attn.bias [L],\n"
-                  "attn_combine.weight [o, q+d], attn_combine.bias [o] (F32, F64, F16 or BF16).\n"
-                  "I holds Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d].\n"
-                  "O receives output [B, 1, o] and attn_weights [B, L] as F32; it is written to a\n"
-                  "temporary file and renamed, so an error never leaves a partial file.");
+                  "attn_combine.weight [o, q+d], attn_combine.bias [o] (F32, F64, F16 or BF16),\n"
+                  "each named with the prefix P if given (e.g. --prefix decoder.attn.).\n"
+                  "q is the file's metadata myattn.<P>query_size if it has one, else Q's width.\n"
+                  "I holds Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d],\n"
+                  "or the module's own layout Q [1, B, q], K [1, B, k] or [1, 1, k], V [1, L, d].\n"
+                  "O receives output [B, 1, o] (or [1, B, o]) and attn_weights [B, L] as F32; it is\n"
+                  "written to a temporary file and renamed, so an error never leaves a partial file.");
         return 0;
     }
     const std::string weights_file = opts.require("weights"), inputs_file = opts.require("inputs"),
@@ -38,9 +42,15 @@ int run(std::span<char* const> args) {
     const auto& Q = input(inputs, inputs_file, "Q");
     const auto& K = input(inputs, inputs_file, "K");
     const auto& V = input(inputs, inputs_file, "V");
-    if (Q.shape.size() != 3) throw ShapeError("Q: expected shape [B, 1, q], got " + Q.view_shape().to_string());
-    // The weights do not carry q; every other size is cross-checked by load and forward.
-    const MyAttn attn(Parameters::load(weights_file, Q.shape[2]), forced.value_or(active_isa()));
+    if (Q.shape.size() != 3)
+        throw ShapeError("Q: expected shape [B, 1, q] or [1, B, q], got " + Q.view_shape().to_string());
+    // A file with the sizes in its metadata is loaded as it says, so a Q of the wrong width is
+    // reported by forward as a shape error on Q; otherwise Q's width is q.
+    const std::string prefix = opts.get("prefix").value_or("");
+    const bool states_q =
+        safetensors::read_contents(weights_file).metadata.contains(Parameters::metadata_key(prefix, "query_size"));
+    const auto q = states_q ? std::nullopt : std::optional<std::size_t>(Q.shape[2]);
+    const MyAttn attn(Parameters::load(weights_file, q, prefix), forced.value_or(active_isa()));
 
     ForwardResult r;
     with_threads(threads, [&] { r = attn.forward(Q.view(), K.view(), V.view()); });
