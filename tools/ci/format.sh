@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 tools/install-deps.sh clang-format
-mapfile -t files < <(find include src tests bench tools examples -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) | sort)
+mapfile -t files < <(find include src tests bench tools examples python -type f \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) | sort)
 if [ "${1:-}" = --fix ]; then
   clang-format -i "${files[@]}"
 else

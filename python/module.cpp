@@ -1,0 +1,249 @@
+// myattn._myattn: the C++ side of the Python package. forward reads NumPy arrays or CPU torch
+// tensors in place (float32, C-contiguous: anything else is refused, never copied) and runs with
+// the GIL released. torch is never imported from here: it is looked up in sys.modules only once
+// an input is not a NumPy array, so the package works where torch is not installed.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "myattn/myattn.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using myattn::ConstTensor;
+using myattn::Shape;
+
+std::string join(const std::vector<myattn::Isa>& isas) {
+    std::string s;
+    for (myattn::Isa isa : isas) s += (s.empty() ? "" : ", ") + std::string(myattn::isa_name(isa));
+    return s;
+}
+
+myattn::Isa isa_from_name(const std::optional<std::string>& name) {
+    if (!name) return myattn::active_isa();
+    if (const auto isa = myattn::parse_isa(*name)) return *isa;
+    throw myattn::IsaError("isa: unknown ISA '" + *name + "' (compiled in: " + join(myattn::compiled_isas()) +
+                           "; runnable here: " + join(myattn::runnable_isas()) + ")");
+}
+
+// torch.Tensor, torch.float32 and torch.from_numpy, once torch has been imported by the caller.
+struct Torch {
+    py::object tensor_type, float32, from_numpy;
+};
+
+const Torch* torch_if_imported() {
+    static std::optional<Torch> torch; // only touched with the GIL held
+    if (!torch) {
+        const py::dict modules = py::module_::import("sys").attr("modules");
+        if (!modules.contains("torch")) return nullptr;
+        const py::object m = modules["torch"];
+        torch = Torch{m.attr("Tensor"), m.attr("float32"), m.attr("from_numpy")};
+    }
+    return &*torch;
+}
+
+enum class Kind { numpy, torch };
+
+std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__qualname__")); }
+
+[[noreturn]] void type_error(const char* name, py::handle h) {
+    throw py::type_error(std::string(name) + ": expected a NumPy array or a CPU torch.Tensor of float32, got " +
+                         type_name(h));
+}
+
+Shape shape_of(const char* name, py::handle sizes) {
+    const auto seq = py::reinterpret_borrow<py::sequence>(sizes);
+    if (seq.size() > Shape::max_rank)
+        throw py::value_error(std::string(name) + ": expected a tensor of rank 3, got rank " +
+                              std::to_string(seq.size()));
+    std::size_t extents[Shape::max_rank];
+    for (std::size_t i = 0; i < seq.size(); ++i) extents[i] = seq[i].cast<std::size_t>();
+    return Shape(std::span<const std::size_t>(extents, seq.size()));
+}
+
+ConstTensor numpy_view(const char* name, py::handle h) {
+    auto* proxy = py::detail::array_proxy(h.ptr());
+    const auto* descr = py::detail::array_descriptor_proxy(proxy->descr);
+    if (descr->type_num != py::detail::npy_api::NPY_FLOAT_ || descr->byteorder == '>')
+        throw py::type_error(std::string(name) + ": expected dtype float32, got " +
+                             std::string(py::str(py::reinterpret_borrow<py::object>(proxy->descr))));
+    if (!(proxy->flags & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_))
+        throw py::value_error(std::string(name) + ": expected a C-contiguous array (myattn reads it in place and "
+                                                  "does not copy; numpy.ascontiguousarray makes one)");
+    if (proxy->nd > static_cast<int>(Shape::max_rank))
+        throw py::value_error(std::string(name) + ": expected a tensor of rank 3, got rank " +
+                              std::to_string(proxy->nd));
+    std::size_t extents[Shape::max_rank];
+    for (int i = 0; i < proxy->nd; ++i) extents[i] = static_cast<std::size_t>(proxy->dimensions[i]);
+    return {reinterpret_cast<const float*>(proxy->data),
+            Shape(std::span<const std::size_t>(extents, static_cast<std::size_t>(proxy->nd)))};
+}
+
+ConstTensor torch_view(const char* name, py::handle h, const Torch& torch) {
+    if (!py::object(h.attr("dtype")).is(torch.float32))
+        throw py::type_error(std::string(name) + ": expected dtype torch.float32, got " +
+                             std::string(py::str(h.attr("dtype"))));
+    if (!h.attr("is_cpu").cast<bool>())
+        throw py::value_error(std::string(name) + ": expected a CPU tensor, got one on " +
+                              std::string(py::str(h.attr("device"))) + " (.cpu() moves it)");
+    if (h.attr("is_sparse").cast<bool>() || !h.attr("is_contiguous")().cast<bool>())
+        throw py::value_error(std::string(name) + ": expected a contiguous tensor (myattn reads it in place and does "
+                                                  "not copy; .contiguous() makes one)");
+    const Shape shape = shape_of(name, h.attr("shape"));
+    return {reinterpret_cast<const float*>(h.attr("data_ptr")().cast<std::uintptr_t>()), shape};
+}
+
+// An uninitialised C-contiguous float32 array, straight from NumPy's C API: pybind11's array_t
+// constructor builds a dtype and shape and stride vectors per call, a sizeable part of a
+// forward at the article's shape.
+py::array new_float_array(const Shape& shape) {
+    auto& api = py::detail::npy_api::get();
+    static PyObject* const float32 = api.PyArray_DescrFromType_(py::detail::npy_api::NPY_FLOAT_); // kept for good
+    Py_intptr_t dims[Shape::max_rank];
+    for (std::size_t i = 0; i < shape.rank(); ++i) dims[i] = static_cast<Py_intptr_t>(shape[i]);
+    Py_INCREF(float32); // PyArray_NewFromDescr steals a reference
+    PyObject* array = api.PyArray_NewFromDescr_(api.PyArray_Type_, float32, static_cast<int>(shape.rank()), dims,
+                                                nullptr, nullptr, 0, nullptr);
+    if (array == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::array>(array);
+}
+
+float* data_of(const py::array& a) { return reinterpret_cast<float*>(py::detail::array_proxy(a.ptr())->data); }
+
+Kind kind_of(const char* name, py::handle h, const Torch*& torch) {
+    if (py::isinstance<py::array>(h)) return Kind::numpy;
+    if (torch == nullptr) torch = torch_if_imported();
+    if (torch != nullptr && py::isinstance(h, torch->tensor_type)) return Kind::torch;
+    type_error(name, h);
+}
+
+ConstTensor view(const char* name, py::handle h, Kind kind, const Torch* torch) {
+    return kind == Kind::numpy ? numpy_view(name, h) : torch_view(name, h, *torch);
+}
+
+py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::handle V) {
+    const Torch* torch = nullptr;
+    const Kind kind = kind_of("Q", Q, torch);
+    const char* names[] = {"K", "V"};
+    const py::handle others[] = {K, V};
+    for (int i = 0; i < 2; ++i)
+        if (kind_of(names[i], others[i], torch) != kind)
+            throw py::type_error(std::string("Q, K and V must be all NumPy arrays or all torch tensors; got Q: ") +
+                                 type_name(Q) + ", " + names[i] + ": " + type_name(others[i]));
+    const ConstTensor q = view("Q", Q, kind, torch), k = view("K", K, kind, torch), v = view("V", V, kind, torch);
+
+    // The outputs are sized from Q the way the library reads it; a Q it would refuse never
+    // sizes anything: the library reports it (and checks everything again before writing).
+    const myattn::Dims& d = attn.dims();
+    if (q.shape.rank() != 3 || q.shape[2] != d.query_size || (q.shape[0] != 1 && q.shape[1] != 1)) {
+        attn.forward(q, k, v, {}, {});
+        throw std::logic_error("myattn: forward accepted a Q it should have refused");
+    }
+    const bool dim1 = q.shape[1] != 1;
+    const std::size_t B = dim1 ? q.shape[1] : q.shape[0], o = d.output_size, L = d.value_size1;
+    const Shape o_shape = dim1 ? Shape{1, B, o} : Shape{B, 1, o}, w_shape{B, L};
+    py::array output = new_float_array(o_shape), weights = new_float_array(w_shape);
+    const myattn::MutableTensor out{data_of(output), o_shape}, w{data_of(weights), w_shape};
+    {
+        py::gil_scoped_release unlocked;
+        attn.forward(q, k, v, out, w);
+    }
+    if (kind == Kind::numpy) return py::make_tuple(std::move(output), std::move(weights));
+    return py::make_tuple(torch->from_numpy(std::move(output)), torch->from_numpy(std::move(weights)));
+}
+
+// forward looped in C++ on the same inputs, outputs allocated once: the yardstick of
+// `python3 -m myattn bench` for what the Python call adds. Returns seconds for `calls` calls.
+double forward_loop(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::handle V, std::size_t calls) {
+    const py::tuple first = forward(attn, Q, K, V); // checks everything, sizes the outputs
+    if (!py::isinstance<py::array>(Q)) throw py::type_error("_forward_loop: NumPy arrays only");
+    const ConstTensor q = numpy_view("Q", Q), k = numpy_view("K", K), v = numpy_view("V", V);
+    const py::array out = first[0], w = first[1];
+    const myattn::MutableTensor o_view{data_of(out), numpy_view("output", out).shape};
+    const myattn::MutableTensor w_view{data_of(w), numpy_view("attn_weights", w).shape};
+    py::gil_scoped_release unlocked;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < calls; ++i) attn.forward(q, k, v, o_view, w_view);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+py::dict dims_dict(const myattn::Dims& d) {
+    py::dict r;
+    r["query_size"] = d.query_size;
+    r["key_size"] = d.key_size;
+    r["value_size1"] = d.value_size1;
+    r["value_size2"] = d.value_size2;
+    r["output_size"] = d.output_size;
+    return r;
+}
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+std::span<const float> span_of(const FloatArray& a) { return {a.data(), static_cast<std::size_t>(a.size())}; }
+
+py::dict info() {
+    py::dict r;
+    std::vector<std::string> compiled, runnable;
+    for (auto isa : myattn::compiled_isas()) compiled.emplace_back(myattn::isa_name(isa));
+    for (auto isa : myattn::runnable_isas()) runnable.emplace_back(myattn::isa_name(isa));
+    r["version"] = myattn::version_string;
+    r["cpu_features"] = myattn::to_string(myattn::cpu_features());
+    r["compiled_isas"] = compiled;
+    r["runnable_isas"] = runnable;
+    r["isa"] = std::string(myattn::isa_name(myattn::active_isa()));
+    r["isa_reason"] = myattn::active_isa_reason();
+    r["precisions"] = std::vector<std::string>{"float32"};
+    return r;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_myattn, m) {
+    m.doc() = "myattn's compiled core; use the myattn package";
+    // Subclasses of ValueError / OSError, so that generic handlers catch them too.
+    py::register_exception<myattn::ShapeError>(m, "ShapeError", PyExc_ValueError);
+    py::register_exception<myattn::ArgumentError>(m, "ArgumentError", PyExc_ValueError);
+    py::register_exception<myattn::IsaError>(m, "IsaError", PyExc_ValueError);
+    py::register_exception<myattn::FileError>(m, "FileError", PyExc_OSError);
+
+    m.def("info", &info, "Version, CPU features, ISAs compiled in and runnable, the active one and why.");
+
+    py::class_<myattn::MyAttn>(m, "Module", "A MyAttn module, its weights packed for one ISA.")
+        .def(py::init([](const std::string& path, std::optional<std::size_t> query_size,
+                         const std::optional<std::string>& isa, const std::string& prefix) {
+                 return myattn::MyAttn(myattn::Parameters::load(path, query_size, prefix), isa_from_name(isa));
+             }),
+             py::arg("path"), py::arg("query_size"), py::arg("isa"), py::arg("prefix"))
+        .def(py::init([](std::size_t q, const FloatArray& w1, const FloatArray& b1, const FloatArray& w2,
+                         const FloatArray& b2, const std::optional<std::string>& isa) {
+                 // nn.Linear's shapes give k, L, d, o once q is known; Parameters checks the sizes.
+                 if (w1.ndim() != 2 || w2.ndim() != 2 || w1.shape(1) <= py::ssize_t(q) || w2.shape(1) <= py::ssize_t(q))
+                     throw myattn::ShapeError("attn.weight and attn_combine.weight: expected [L, q+k] and [o, q+d] "
+                                              "with q=" +
+                                              std::to_string(q) + ", got ranks " + std::to_string(w1.ndim()) + " and " +
+                                              std::to_string(w2.ndim()));
+                 const myattn::Dims d{q, std::size_t(w1.shape(1)) - q, std::size_t(w1.shape(0)),
+                                      std::size_t(w2.shape(1)) - q, std::size_t(w2.shape(0))};
+                 return myattn::MyAttn(myattn::Parameters(d, span_of(w1), span_of(b1), span_of(w2), span_of(b2)),
+                                       isa_from_name(isa));
+             }),
+             py::arg("query_size"), py::arg("attn_weight"), py::arg("attn_bias"), py::arg("combine_weight"),
+             py::arg("combine_bias"), py::arg("isa"))
+        .def("forward", &forward, py::arg("Q"), py::arg("K"), py::arg("V"),
+             "(output, attn_weights) for Q, K, V (NumPy arrays or CPU torch tensors, float32, contiguous).")
+        .def("_forward_loop", &forward_loop, py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("calls"))
+        .def("__call__", &forward, py::arg("Q"), py::arg("K"), py::arg("V"))
+        .def_property_readonly("dims", [](const myattn::MyAttn& a) { return dims_dict(a.dims()); })
+        .def_property_readonly("isa", [](const myattn::MyAttn& a) { return std::string(myattn::isa_name(a.isa())); })
+        .def("__repr__", [](const myattn::MyAttn& a) {
+            return "myattn.MyAttn(" + a.dims().to_string() + ", isa=" + std::string(myattn::isa_name(a.isa())) + ")";
+        });
+}

@@ -1,0 +1,82 @@
+"""myattn from Python: the MyAttn concat-attention module run by myattn's CPU kernels.
+
+    import myattn
+    attn = myattn.MyAttn.from_module(torch_module)   # or MyAttn("weights.safetensors")
+    output, attn_weights = attn.forward(Q, K, V)      # NumPy arrays or CPU torch tensors
+
+Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d] give output [B, 1, o];
+the module's own layout Q [1, B, q], K [1, B, k] or [1, 1, k], V [1, L, d] gives
+output [1, B, o]; attn_weights is [B, L] either way. Inputs must be float32 and
+contiguous: they are read in place, never copied. The GIL is released while the
+kernels run, so Python threads calling one module run in parallel.
+
+NumPy is required; torch is used only when the caller passes torch objects.
+"""
+
+import os
+from collections.abc import Mapping
+
+from ._myattn import ArgumentError, FileError, IsaError, Module, ShapeError
+from ._myattn import info as _info
+from ._save import PARAMETER_NAMES, save, to_float32
+
+__all__ = ["MyAttn", "save", "info", "ShapeError", "ArgumentError", "IsaError", "FileError"]
+__version__ = _info()["version"]
+
+
+def info():
+    """A dict: version, cpu_features, compiled_isas, runnable_isas, isa (the default one),
+    isa_reason, precisions."""
+    return _info()
+
+
+def _lookup(state_dict, key):
+    if key not in state_dict:
+        keys = list(state_dict)
+        listed = ", ".join(repr(k) for k in keys[:5]) + (", ..." if len(keys) > 5 else "")
+        raise KeyError(f"state_dict: missing {key!r}; it holds {len(keys)} entries: {listed}")
+    return to_float32(key, state_dict[key])
+
+
+class MyAttn(Module):
+    """The module, its weights packed for one ISA.
+
+    MyAttn(path, query_size=None, isa=None, prefix=""): a safetensors file, as myattn.save
+    writes it (q is in its metadata) or any file of the four state_dict tensors (then q must
+    be given). MyAttn(state_dict, query_size, isa=None, prefix=""): a mapping of the four
+    tensors (torch tensors or NumPy arrays). `prefix` is prepended to each tensor name
+    ("decoder.attn." for a module nested in a model). `isa` is one of info()["runnable_isas"];
+    None takes the default (info()["isa"]).
+
+    forward(Q, K, V) (also the call operator) returns (output, attn_weights), NumPy arrays for
+    NumPy inputs and CPU torch tensors for torch inputs. Wrong types or dtypes raise TypeError,
+    anything else wrong ValueError (ShapeError and ArgumentError are ValueErrors).
+    """
+
+    def __init__(self, state_dict_or_path, query_size=None, isa=None, prefix=""):
+        if isinstance(state_dict_or_path, (str, os.PathLike)):
+            super().__init__(os.fspath(state_dict_or_path), query_size, isa, prefix)
+            return
+        if not isinstance(state_dict_or_path, Mapping):
+            raise TypeError(
+                "MyAttn: expected a state_dict (a mapping of tensors) or a path to a safetensors file, "
+                f"got {type(state_dict_or_path).__qualname__}"
+            )
+        if query_size is None:
+            raise TypeError(
+                "MyAttn: a state_dict does not carry q: give query_size=, or use MyAttn.from_module(module)"
+            )
+        tensors = [_lookup(state_dict_or_path, prefix + name) for name in PARAMETER_NAMES]
+        super().__init__(query_size, *tensors, isa)
+
+    @classmethod
+    def from_module(cls, module, isa=None):
+        """From an nn.Module holding the article's attributes: query_size, attn, attn_combine."""
+        query_size = getattr(module, "query_size", None)
+        if query_size is None or not hasattr(module, "state_dict"):
+            raise TypeError(
+                "MyAttn.from_module: expected the article's nn.Module (with query_size, attn and "
+                f"attn_combine), got {type(module).__qualname__}"
+            )
+        return cls(module.state_dict(), int(query_size), isa)
+

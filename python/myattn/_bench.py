@@ -1,0 +1,128 @@
+"""python3 -m myattn bench: forward from Python against the same call looped in C++ and, when
+torch is installed, against PyTorch eager running the article's module.
+
+Each variant runs in rounds of a fixed number of calls, the variants alternating round by
+round (the machine's noise falls on all of them alike); the median round gives the time per
+call. "C++ loop" calls the same forward on the same arrays from C++, with the outputs
+allocated once: the Python cost is the difference.
+"""
+
+import time
+
+import numpy as np
+
+from . import MyAttn, info
+
+SHAPES = {  # q, k, L, d, o
+    "S": (32, 32, 32, 64, 32),
+    "T": (256, 256, 10, 256, 256),
+    "X": (1024, 1024, 512, 1024, 1024),
+}
+
+
+def _article_module(torch, sizes):
+    """The article's module, batched along dimension 0 (Q [B,1,q]), as PyTorch eager runs it."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Article(nn.Module):
+        def __init__(self, query_size, key_size, value_size1, value_size2, output_size):
+            super().__init__()
+            self.query_size, self.key_size, self.value_size1 = query_size, key_size, value_size1
+            self.value_size2, self.output_size = value_size2, output_size
+            self.attn = nn.Linear(query_size + key_size, value_size1)
+            self.attn_combine = nn.Linear(query_size + value_size2, output_size)
+
+        def forward(self, Q, K, V):
+            attn_weights = F.softmax(self.attn(torch.cat((Q, K), -1)), dim=-1)
+            output = self.attn_combine(torch.cat((Q, torch.bmm(attn_weights, V)), -1))
+            return output, attn_weights.squeeze(1)
+
+    return Article(*sizes).eval()
+
+
+def _random_state_dict(rng, q, k, L, d, o):
+    def uniform(fan_in, *shape):
+        bound = 1 / np.sqrt(fan_in)
+        return rng.uniform(-bound, bound, shape).astype(np.float32)
+
+    return {
+        "attn.weight": uniform(q + k, L, q + k),
+        "attn.bias": uniform(q + k, L),
+        "attn_combine.weight": uniform(q + d, o, q + d),
+        "attn_combine.bias": uniform(q + d, o),
+    }
+
+
+def _calls_per_round(fn, round_s):
+    calls, elapsed = 1, 0.0
+    while elapsed < round_s / 4:
+        calls *= 2
+        start = time.perf_counter()
+        fn(calls)
+        elapsed = time.perf_counter() - start
+    return max(1, int(calls * round_s / elapsed))
+
+
+def _python_loop(call):
+    def loop(calls):
+        for _ in range(calls):
+            call()
+
+    return loop
+
+
+def _case(name, isa, rounds, round_s, torch):
+    shape, batch = name.split("/")
+    q, k, L, d, o = SHAPES[shape]
+    B = int(batch)
+    rng = np.random.default_rng(0)
+    Q = rng.standard_normal((B, 1, q), dtype=np.float32)
+    K = rng.standard_normal((B, 1, k), dtype=np.float32)
+    V = rng.standard_normal((B, L, d), dtype=np.float32)
+
+    variants = {}
+    if torch is not None:
+        torch.manual_seed(0)
+        module = _article_module(torch, (q, k, L, d, o))
+        attn = MyAttn.from_module(module, isa=isa)
+        Qt, Kt, Vt = (torch.from_numpy(x) for x in (Q, K, V))
+
+        def eager():
+            with torch.no_grad():
+                module(Qt, Kt, Vt)
+
+        variants["PyTorch eager"] = _python_loop(eager)
+        variants["myattn, torch tensors"] = _python_loop(lambda: attn.forward(Qt, Kt, Vt))
+    else:
+        attn = MyAttn(_random_state_dict(rng, q, k, L, d, o), q, isa=isa)
+    variants["myattn, NumPy arrays"] = _python_loop(lambda: attn.forward(Q, K, V))
+    variants["C++ loop"] = lambda calls: attn._forward_loop(Q, K, V, calls)
+
+    sizes = {v: _calls_per_round(fn, round_s) for v, fn in variants.items()}
+    per_call = {v: [] for v in variants}
+    for _ in range(rounds):
+        for v, fn in variants.items():
+            start = time.perf_counter()
+            fn(sizes[v])
+            per_call[v].append((time.perf_counter() - start) / sizes[v])
+    cpp = float(np.median(per_call["C++ loop"]))
+    print(f"{name} (q k L d o = {q} {k} {L} {d} {o}, B = {B}), isa {attn.isa}")
+    for v, times in per_call.items():
+        t = float(np.median(times))
+        spread = (max(times) - min(times)) / t * 100
+        print(f"  {v:24s} {t * 1e6:10.2f} us/call   {t / cpp:6.3f}x the C++ loop   (rounds spread {spread:.0f}%)")
+
+
+def run(args):
+    try:
+        import torch
+    except ImportError:
+        torch = None
+        print("torch is not installed: PyTorch eager is not timed")
+    i = info()
+    print(f"myattn {i['version']}, isa {args.isa or i['isa']}, cpu: {i['cpu_features']}")
+    if torch is not None:
+        print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads")
+    for name in args.cases.split(","):
+        _case(name.strip(), args.isa, args.rounds, args.round_ms / 1000, torch)
+    return 0
