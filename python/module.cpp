@@ -45,6 +45,7 @@ const Torch* torch_if_imported() {
         const py::dict modules = py::module_::import("sys").attr("modules");
         if (!modules.contains("torch")) return nullptr;
         const py::object m = modules["torch"];
+        if (m.is_none()) return nullptr; // an import of torch was blocked
         torch = Torch{m.attr("Tensor"), m.attr("float32"), m.attr("from_numpy")};
     }
     return &*torch;
