@@ -40,15 +40,17 @@ struct Torch {
 };
 
 const Torch* torch_if_imported() {
-    static std::optional<Torch> torch; // only touched with the GIL held
-    if (!torch) {
+    // Only touched with the GIL held. Never freed: a static py::object would be released after
+    // the interpreter is gone.
+    static const Torch* torch = nullptr;
+    if (torch == nullptr) {
         const py::dict modules = py::module_::import("sys").attr("modules");
         if (!modules.contains("torch")) return nullptr;
         const py::object m = modules["torch"];
         if (m.is_none()) return nullptr; // an import of torch was blocked
-        torch = Torch{m.attr("Tensor"), m.attr("float32"), m.attr("from_numpy")};
+        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("from_numpy")};
     }
-    return &*torch;
+    return torch;
 }
 
 enum class Kind { numpy, torch };
