@@ -34,9 +34,13 @@ myattn::Isa isa_from_name(const std::optional<std::string>& name) {
                            "; runnable here: " + join(myattn::runnable_isas()) + ")");
 }
 
-// torch.Tensor, torch.float32 and torch.from_numpy, once torch has been imported by the caller.
+// torch.Tensor, torch.float32 and torch.from_numpy, once torch has been imported by the caller,
+// and the attribute names a tensor is read through, made once (attr("name") makes a new string
+// per call, 18 a forward).
 struct Torch {
     py::object tensor_type, float32, from_numpy;
+    py::str dtype{"dtype"}, is_cpu{"is_cpu"}, is_sparse{"is_sparse"}, is_contiguous{"is_contiguous"}, shape{"shape"},
+        data_ptr{"data_ptr"};
 };
 
 const Torch* torch_if_imported() {
@@ -91,17 +95,17 @@ ConstTensor numpy_view(const char* name, py::handle h) {
 }
 
 ConstTensor torch_view(const char* name, py::handle h, const Torch& torch) {
-    if (!py::object(h.attr("dtype")).is(torch.float32))
-        throw py::type_error(std::string(name) + ": expected dtype torch.float32, got " +
-                             std::string(py::str(h.attr("dtype"))));
-    if (!h.attr("is_cpu").cast<bool>())
+    const py::object dtype = h.attr(torch.dtype);
+    if (!dtype.is(torch.float32))
+        throw py::type_error(std::string(name) + ": expected dtype torch.float32, got " + std::string(py::str(dtype)));
+    if (!h.attr(torch.is_cpu).cast<bool>())
         throw py::value_error(std::string(name) + ": expected a CPU tensor, got one on " +
                               std::string(py::str(h.attr("device"))) + " (.cpu() moves it)");
-    if (h.attr("is_sparse").cast<bool>() || !h.attr("is_contiguous")().cast<bool>())
+    if (h.attr(torch.is_sparse).cast<bool>() || !h.attr(torch.is_contiguous)().cast<bool>())
         throw py::value_error(std::string(name) + ": expected a contiguous tensor (myattn reads it in place and does "
                                                   "not copy; .contiguous() makes one)");
-    const Shape shape = shape_of(name, h.attr("shape"));
-    return {reinterpret_cast<const float*>(h.attr("data_ptr")().cast<std::uintptr_t>()), shape};
+    const Shape shape = shape_of(name, h.attr(torch.shape));
+    return {reinterpret_cast<const float*>(h.attr(torch.data_ptr)().cast<std::uintptr_t>()), shape};
 }
 
 // An uninitialised C-contiguous float32 array, straight from NumPy's C API: pybind11's array_t
