@@ -74,13 +74,13 @@ InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTe
     if (Q.shape[2] != q || (Q.shape[0] != 1 && Q.shape[1] != 1)) bad_shape("Q", q_expect, Q.shape);
     const bool dim1 = Q.shape[1] != 1;
     const std::size_t B = dim1 ? Q.shape[1] : Q.shape[0];
-    const std::size_t kb = dim1 ? K.shape[1] : K.shape[0], kone = dim1 ? K.shape[0] : K.shape[1];
 
     const auto k_expect = [&] {
         return dim1 ? shape_str({1, B, k}) + " or " + shape_str({1, 1, k}) + " (as Q is [1, B, q])"
                     : shape_str({B, 1, k}) + " or " + shape_str({1, 1, k});
     };
     const std::size_t nk = checked_numel("K", K, 3, k_expect);
+    const std::size_t kb = dim1 ? K.shape[1] : K.shape[0], kone = dim1 ? K.shape[0] : K.shape[1];
     if ((kb != B && kb != 1) || kone != 1 || K.shape[2] != k) bad_shape("K", k_expect, K.shape);
 
     const auto v_expect = [&] {
