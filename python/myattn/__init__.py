@@ -13,6 +13,7 @@ kernels run, so Python threads calling one module run in parallel.
 NumPy is required; torch is used only when the caller passes torch objects.
 """
 
+import numbers
 import os
 from collections.abc import Mapping
 
@@ -38,6 +39,19 @@ def _lookup(state_dict, key):
     return to_float32(key, state_dict[key])
 
 
+def _check_arguments(query_size, isa, prefix):
+    # pybind11 would refuse these too, but with a list of constructor signatures.
+    if query_size is not None:
+        if isinstance(query_size, bool) or not isinstance(query_size, numbers.Integral):
+            raise TypeError(f"query_size: expected an int, got {type(query_size).__qualname__}")
+        if query_size <= 0:
+            raise ValueError(f"query_size: expected a size > 0, got {query_size}")
+    if isa is not None and not isinstance(isa, str):
+        raise TypeError(f"isa: expected a name such as 'avx2' or None, got {type(isa).__qualname__}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix: expected a str, got {type(prefix).__qualname__}")
+
+
 class MyAttn(Module):
     """The module, its weights packed for one ISA.
 
@@ -54,6 +68,7 @@ class MyAttn(Module):
     """
 
     def __init__(self, state_dict_or_path, query_size=None, isa=None, prefix=""):
+        _check_arguments(query_size, isa, prefix)
         if isinstance(state_dict_or_path, (str, os.PathLike)):
             super().__init__(os.fspath(state_dict_or_path), query_size, isa, prefix)
             return
@@ -78,5 +93,5 @@ class MyAttn(Module):
                 "MyAttn.from_module: expected the article's nn.Module (with query_size, attn and "
                 f"attn_combine), got {type(module).__qualname__}"
             )
-        return cls(module.state_dict(), int(query_size), isa)
+        return cls(module.state_dict(), query_size, isa)
 

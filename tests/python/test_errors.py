@@ -96,6 +96,15 @@ def test_construction(tmp_path):
         if name not in myattn.info()["runnable_isas"]:
             with pytest.raises(myattn.IsaError, match=name):
                 myattn.MyAttn(weights, q, isa=name)
+    with pytest.raises(ValueError, match=r"query_size: expected a size > 0, got -1"):
+        myattn.MyAttn(weights, -1)
+    with pytest.raises(TypeError, match=r"query_size: expected an int, got float"):
+        myattn.MyAttn(weights, 32.0)
+    with pytest.raises(TypeError, match=r"isa: expected a name such as 'avx2' or None, got int"):
+        myattn.MyAttn(weights, q, isa=2)
+    with pytest.raises(TypeError, match=r"prefix: expected a str, got NoneType"):
+        myattn.MyAttn(weights, q, prefix=None)
+    assert myattn.MyAttn(weights, np.int64(q)).dims["query_size"] == q
     with pytest.raises(TypeError, match=r"from_module: expected the article's nn.Module"):
         myattn.MyAttn.from_module(object())
 
