@@ -67,13 +67,14 @@ U = 2.0**-24
 EXP_REL = 4 * 2.0**-23
 
 
-def gamma(n):
-    return n * U / (1 - n * U)
+def gamma(n, unit=U):
+    return n * unit / (1 - n * unit)
 
 
 def oracle(weights, Q, K, V):
     """(output [B,o], attn_weights [B,L], output bound, attn_weights bound), batch first with a
-    shared K or V broadcast; the bound is tests/support/oracle.hpp's, vectorised."""
+    shared K or V broadcast; the bound is tests/support/oracle.hpp's (each Linear sums its
+    products, then adds the bias), vectorised."""
     W1, b1, W2, b2 = (weights[n].astype(np.float64) for n in NAMES)
     B, q = Q.shape[0], Q.shape[2]
     L, D = V.shape[1], V.shape[2]
@@ -81,8 +82,11 @@ def oracle(weights, Q, K, V):
     k64 = np.broadcast_to(K.reshape(K.shape[0], K.shape[2]), (B, K.shape[2])).astype(np.float64)
     v64 = np.broadcast_to(V, (B, L, D)).astype(np.float64)
     x = np.concatenate([q64, k64], axis=1)
+    n1 = x.shape[1]
     s = x @ W1.T + b1
-    eps = (gamma(x.shape[1] + 1) * (np.abs(x) @ np.abs(W1).T + np.abs(b1))).max(axis=1, initial=0.0)
+    mag1 = np.abs(x) @ np.abs(W1).T
+    s_abs = np.abs(s) + gamma(n1 + 1, 2.0**-53) * (mag1 + np.abs(b1))  # bounds the exact |score|
+    eps = ((1 + U) * gamma(n1) * mag1 + U * s_abs).max(axis=1, initial=0.0)
     e = np.exp(s - s.max(axis=1, keepdims=True, initial=-np.inf))
     w = e / e.sum(axis=1, keepdims=True)
     w_rel = np.expm1(2 * eps) + EXP_REL + gamma(L) + 2 * U
@@ -91,8 +95,10 @@ def oracle(weights, Q, K, V):
     da = np.einsum("bl,bld->bd", w_bound, np.abs(v64)) + gamma(L) * np.einsum("bl,bld->bd", w, np.abs(v64))
     y = np.concatenate([q64, a], axis=1) @ W2.T + b2
     W2q, W2a = np.abs(W2[:, :q]), np.abs(W2[:, q:])
-    mag = np.abs(b2) + np.abs(q64) @ W2q.T + np.abs(a) @ W2a.T
-    y_bound = da @ W2a.T + gamma(q + D + 1) * mag
+    mag2 = np.abs(q64) @ W2q.T + np.abs(a) @ W2a.T
+    prop = da @ W2a.T
+    y_abs = np.abs(y) + gamma(q + D + 1, 2.0**-53) * (mag2 + np.abs(b2))
+    y_bound = (1 + U) * (prop + gamma(q + D) * (mag2 + prop)) + U * y_abs
     return y, w, y_bound, w_bound
 
 
