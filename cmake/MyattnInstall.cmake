@@ -57,5 +57,14 @@ if(MYATTN_WITH_TBB)
   set(MYATTN_PC_REQUIRES_PRIVATE "Requires.private: tbb")
 endif()
 set(MYATTN_PC_LIBS_PRIVATE "-lpthread")
+if(BUILD_SHARED_LIBS)
+  set(MYATTN_PC_HOW_TO_LINK "# Link libmyattn.so with: c++ -std=c++20 app.cpp $(pkg-config --cflags --libs myattn)\n\
+# (the shared library brings its own dependencies: --static is not needed).")
+else()
+  set(MYATTN_PC_HOW_TO_LINK "# Link libmyattn.a with: c++ -std=c++20 app.cpp $(pkg-config --cflags --libs --static myattn)\n\
+# (--static adds Requires.private and Libs.private, which a static library needs).")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/myattn.pc.in ${PROJECT_BINARY_DIR}/myattn.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/myattn.pc DESTINATION ${MYATTN_INSTALL_PKGCONFIGDIR})
+# The terms of use travel with the library (Debian's place for them).
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})

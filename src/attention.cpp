@@ -205,19 +205,25 @@ MyAttn::~MyAttn() = default;
 MyAttn::MyAttn(MyAttn&&) noexcept = default;
 MyAttn& MyAttn::operator=(MyAttn&&) noexcept = default;
 
-const Dims& MyAttn::dims() const noexcept { return impl_->params.dims(); }
-const Parameters& MyAttn::parameters() const noexcept { return impl_->params; }
-Isa MyAttn::isa() const noexcept { return impl_->kernels->isa; }
+const MyAttn::Impl& MyAttn::impl() const {
+    if (!impl_) throw MovedFromError("MyAttn: used after it was moved from");
+    return *impl_;
+}
+
+const Dims& MyAttn::dims() const { return impl().params.dims(); }
+const Parameters& MyAttn::parameters() const { return impl().params; }
+Isa MyAttn::isa() const { return impl().kernels->isa; }
 
 void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,
                      MutableTensor attn_weights) const {
-    const Dims& dims = impl_->params.dims();
+    const Impl& state = impl();
+    const Dims& dims = state.params.dims();
     std::size_t B = 0;
     const Batch batch = validate_call(dims, Q, K, V, output, attn_weights, B);
     if (B == 0) return;
 
-    const KernelTable& kernels = *impl_->kernels;
-    const float* packed = impl_->packed.data();
+    const KernelTable& kernels = *state.kernels;
+    const float* packed = state.packed.data();
 #ifdef MYATTN_WITH_TBB
     // One group of samples through small Linears is one task on this thread, whatever the
     // arena: asking it costs a tenth of such a call (shape S at B = 1).

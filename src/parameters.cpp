@@ -59,14 +59,21 @@ std::string held_tensors(const safetensors::TensorMap& map) {
     return s;
 }
 
+/// A problem with a tensor of a weights file: the file, then the tensor, then what is wrong.
+FileError bad_tensor(const std::filesystem::path& file, const std::string& name, const std::string& what) {
+    return FileError(file.string() + ": " + name + ": " + what);
+}
+
 const safetensors::Tensor& require(const safetensors::TensorMap& map, const std::filesystem::path& file,
                                    const std::string& name, std::size_t rank) {
     const auto it = map.find(name);
     if (it == map.end()) throw FileError(file.string() + ": missing tensor '" + name + "'; " + held_tensors(map));
     const safetensors::Tensor& t = it->second;
     if (t.shape.size() != rank)
-        throw ShapeError(name + ": expected a tensor of rank " + std::to_string(rank) + ", got shape " +
-                         t.view_shape().to_string());
+        throw bad_tensor(file, name,
+                         "expected a tensor of rank " + std::to_string(rank) + ", got shape " + t.view_shape().to_string());
+    if (t.view_shape().numel(name) == 0)
+        throw bad_tensor(file, name, "expected no extent of 0, got shape " + t.view_shape().to_string());
     return t;
 }
 
@@ -166,20 +173,22 @@ Parameters Parameters::load(const std::filesystem::path& file, std::optional<std
                         metadata_key(prefix, size_names[0]) + "' is " + std::to_string(*stored[0]));
     const std::size_t q = stored[0] ? *stored[0] : *query_size;
     if (w1.shape[1] <= q)
-        throw ShapeError(std::string(attn_weight_name) + ": expected [L, q+k] with q=" + std::to_string(q) +
-                         " and k >= 1, got " + w1.view_shape().to_string());
+        throw bad_tensor(file, p + attn_weight_name,
+                         "expected [L, q+k] with q=" + std::to_string(q) + " and k >= 1, got " +
+                             w1.view_shape().to_string());
     if (w2.shape[1] <= q)
-        throw ShapeError(std::string(combine_weight_name) + ": expected [o, q+d] with q=" + std::to_string(q) +
-                         " and d >= 1, got " + w2.view_shape().to_string());
+        throw bad_tensor(file, p + combine_weight_name,
+                         "expected [o, q+d] with q=" + std::to_string(q) + " and d >= 1, got " +
+                             w2.view_shape().to_string());
     const Dims dims{q, w1.shape[1] - q, w1.shape[0], w2.shape[1] - q, w2.shape[0]};
     if (b1.shape[0] != dims.value_size1)
-        throw ShapeError(std::string(attn_bias_name) + ": expected [" + std::to_string(dims.value_size1) +
-                         "] (L from attn.weight " + w1.view_shape().to_string() + "), got " +
-                         b1.view_shape().to_string());
+        throw bad_tensor(file, p + attn_bias_name,
+                         "expected [" + std::to_string(dims.value_size1) + "] (L from attn.weight " +
+                             w1.view_shape().to_string() + "), got " + b1.view_shape().to_string());
     if (b2.shape[0] != dims.output_size)
-        throw ShapeError(std::string(combine_bias_name) + ": expected [" + std::to_string(dims.output_size) +
-                         "] (o from attn_combine.weight " + w2.view_shape().to_string() + "), got " +
-                         b2.view_shape().to_string());
+        throw bad_tensor(file, p + combine_bias_name,
+                         "expected [" + std::to_string(dims.output_size) + "] (o from attn_combine.weight " +
+                             w2.view_shape().to_string() + "), got " + b2.view_shape().to_string());
     const std::size_t from_shapes[] = {q, dims.key_size, dims.value_size1, dims.value_size2, dims.output_size};
     for (std::size_t i = 1; i < std::size(size_names); ++i)
         if (stored[i] && *stored[i] != from_shapes[i])

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "support/cli.hpp"
 #include "support/valid_call.hpp"
 
 using namespace myattn;
@@ -97,4 +98,65 @@ TEST_CASE("errors: unaligned pointers work", "[errors]") {
                  {out.data() + 1, {1, 1, 11}}, {w.data() + 1, {1, 7}});
     CHECK(std::vector<float>(out.begin() + 1, out.end()) == ref.output);
     CHECK(std::vector<float>(w.begin() + 1, w.end()) == ref.attn_weights);
+}
+
+TEST_CASE("errors: a moved-from MyAttn throws MovedFromError, a logic_error", "[errors]") {
+    MyAttn a(Parameters::random({2, 3, 4, 5, 6}, 1), Isa::scalar);
+    const MyAttn b(std::move(a));
+    CHECK(b.dims().value_size1 == 4);
+    const std::vector<float> Q(2), K(3), V(4 * 5);
+    std::vector<float> out(6), w(4);
+    // NOLINTBEGIN(bugprone-use-after-move): using it is the point
+    CHECK_THROWS_AS(a.dims(), MovedFromError);
+    CHECK_THROWS_AS(a.isa(), std::logic_error);
+    CHECK_THROWS_WITH(a.parameters(), Contains("MyAttn") && Contains("moved from"));
+    CHECK_THROWS_AS(a.forward({Q.data(), {1, 1, 2}}, {K.data(), {1, 1, 3}}, {V.data(), {1, 4, 5}}), MovedFromError);
+    CHECK_THROWS_AS(a.forward({Q.data(), {1, 1, 2}}, {K.data(), {1, 1, 3}}, {V.data(), {1, 4, 5}},
+                              {out.data(), {1, 1, 6}}, {w.data(), {1, 4}}),
+                    MovedFromError);
+    // Assigning makes it usable again.
+    a = MyAttn(Parameters::random({2, 3, 4, 5, 6}, 2), Isa::scalar);
+    CHECK(a.dims().output_size == 6);
+    // NOLINTEND(bugprone-use-after-move)
+}
+
+TEST_CASE("errors: every problem with a weights file is a FileError naming the file and the tensor", "[errors]") {
+    const myattn::test::TempDir dir;
+    const auto file = dir / "w.safetensors";
+    // q = 2, k = 3, L = 4, d = 5, o = 6, with one tensor replaced by `bad` of `shape`.
+    const auto load_with = [&](const char* name, Shape shape) {
+        const std::vector<float> w1(4 * 5), b1(4), w2(6 * 7), b2(6), bad(shape.numel(), 0.0f);
+        std::vector<safetensors::NamedTensor> tensors = {{"attn.weight", {w1.data(), {4, 5}}},
+                                                         {"attn.bias", {b1.data(), {4}}},
+                                                         {"attn_combine.weight", {w2.data(), {6, 7}}},
+                                                         {"attn_combine.bias", {b2.data(), {6}}}};
+        for (auto& t : tensors)
+            if (t.name == name) t.tensor = {bad.data(), shape};
+        safetensors::write(file, tensors);
+        (void)Parameters::load(file, 2);
+    };
+    CHECK_NOTHROW(load_with("attn.bias", {4}));
+    const struct {
+        const char* tensor;
+        Shape shape;
+        const char* says;
+    } cases[] = {
+        {"attn.weight", {4, 5, 1}, "rank 2"},
+        {"attn.weight", {4, 2}, "k >= 1"},
+        {"attn.weight", {0, 5}, "extent of 0"},
+        {"attn.bias", {3}, "expected [4]"},
+        {"attn.bias", {4, 1}, "rank 1"},
+        {"attn_combine.weight", {6, 2}, "d >= 1"},
+        {"attn_combine.weight", {0, 7}, "extent of 0"},
+        {"attn_combine.bias", {5}, "expected [6]"},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.tensor, c.shape.to_string());
+        CHECK_THROWS_AS(load_with(c.tensor, c.shape), FileError);
+        CHECK_THROWS_WITH(load_with(c.tensor, c.shape),
+                          Contains(file.string()) && Contains(std::string(c.tensor) + ": ") && Contains(c.says));
+    }
+    safetensors::write(file, std::vector<safetensors::NamedTensor>{});
+    CHECK_THROWS_AS(Parameters::load(file, 2), FileError);
+    CHECK_THROWS_WITH(Parameters::load(file, 2), Contains(file.string()) && Contains(R"(tensor "attn.weight")"));
 }

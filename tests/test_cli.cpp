@@ -82,8 +82,36 @@ TEST_CASE("cli: usage errors", "[cli]") {
     expect_error("demo --isa " + other_isa(), other_isa());
     expect_error("demo --threads 0", "positive integer");
     expect_error("demo --threads x", "positive integer");
-    expect_error("info", "MYATTN_ISA=bogus", "MYATTN_ISA=bogus");
+    expect_error("demo --seed -1", "non-negative integer");
 }
+
+TEST_CASE("cli: info shows what it knows, then names an unusable MYATTN_ISA", "[cli]") {
+    const CliResult r = run_cli("info", "MYATTN_ISA=bogus");
+    CAPTURE(r.out, r.err);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.out, Contains("cpu features:") && Contains("compiled isas:") && Contains("runnable isas:"));
+    CHECK_THAT(r.err, StartsWith("myattn: ") && Contains("MYATTN_ISA=bogus"));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+}
+
+TEST_CASE("cli: demo takes any seed, 0 included", "[cli]") {
+    const CliResult zero = run_cli("demo --seed 0"), one = run_cli("demo --seed 1");
+    CHECK(zero.status == 0);
+    CHECK(one.status == 0);
+    CHECK(zero.err.empty());
+    CHECK(zero.out != one.out);
+}
+
+#ifdef MYATTN_WITH_TBB
+TEST_CASE("cli: --threads beyond what TBB allows is clamped, with one line", "[cli]") {
+    const CliResult r = run_cli("demo --threads 100000");
+    CAPTURE(r.err);
+    CHECK(r.status == 0);
+    CHECK_THAT(r.err, StartsWith("myattn: --threads 100000: TBB runs at most "));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.out, Contains("output shape: [1, 1, 32]"));
+}
+#endif
 
 TEST_CASE("cli: run errors leave no output file", "[cli]") {
     expect_run_error("--inputs " + inputs, "--weights is required");
@@ -91,8 +119,8 @@ TEST_CASE("cli: run errors leave no output file", "[cli]") {
     expect_run_error("--weights /nonexistent/w.safetensors --inputs " + inputs, "/nonexistent/w.safetensors");
     // Weights of one case with the inputs of another: sizes disagree.
     expect_run_error("--weights " + data + "/primes.weights.safetensors --inputs " + inputs, "attn.weight");
-    expect_run_error("--weights " + inputs + " --inputs " + inputs, "missing tensor 'attn.weight'");
-    expect_run_error("--weights " + weights + " --inputs " + weights, "missing tensor 'Q'");
+    expect_run_error("--weights " + inputs + " --inputs " + inputs, R"(missing tensor "attn.weight")");
+    expect_run_error("--weights " + weights + " --inputs " + weights, R"(missing tensor "Q")");
     TempDir tmp;
     write_file(tmp / "garbage.safetensors", "this is not a safetensors file");
     expect_run_error("--weights " + weights + " --inputs " + (tmp / "garbage.safetensors").string(), "garbage");
@@ -239,7 +267,7 @@ TEST_CASE("cli: files that parse but do not fit the model are refused", "[cli][e
                                      f32("attn_combine.weight", "[1,2]", 4, 12) + "}",
                                  std::string(12, '\0')));
         expect_run_error("--weights " + file.string() + " --inputs " + data + "/ones.inputs.safetensors",
-                         "value_size1 must be > 0");
+                         file.string() + ": attn.weight: expected no extent of 0, got shape [0, 2]");
     }
     SECTION("weights with zero d") {
         write_file(file, st_file("{" + f32("attn.bias", "[1]", 0, 4) + "," + f32("attn.weight", "[1,2]", 4, 12) + "," +

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 stages=(
   tools/ci/format.sh # every tracked C++ file as .clang-format lays it out
+  tools/ci/optional-peers.sh # the default configure passes with libdnnl-dev but no OpenCL (peer off, one line)
   tools/ci/release.sh # Release build, warnings are errors, ctest (every runnable ISA)
   tools/ci/check-objects.sh # no AVX in baseline objects, no weak symbol shared by ISA objects (Release, Debug)
   tools/ci/old-cpus.sh # Release and Debug under qemu as Haswell (avx2) and Nehalem (scalar), no SIGILL

@@ -32,9 +32,10 @@ class MYATTN_EXPORT MyAttn {
     MyAttn(const MyAttn&) = delete;
     MyAttn& operator=(const MyAttn&) = delete;
 
-    [[nodiscard]] const Dims& dims() const noexcept;
-    [[nodiscard]] const Parameters& parameters() const noexcept;
-    [[nodiscard]] Isa isa() const noexcept;
+    /// Every member but assignment and the destructor throws MovedFromError on a moved-from MyAttn.
+    [[nodiscard]] const Dims& dims() const;
+    [[nodiscard]] const Parameters& parameters() const;
+    [[nodiscard]] Isa isa() const;
 
     /// Q [B,1,q]; K [B,1,k] or [1,1,k]; V [B,L,d] or [1,L,d] (a leading 1 is shared by every
     /// sample, in place). Writes output [B,1,o] and attn_weights [B,L]. B may be 0.
@@ -49,6 +50,7 @@ class MYATTN_EXPORT MyAttn {
 
   private:
     struct Impl;
+    [[nodiscard]] const Impl& impl() const;
     std::unique_ptr<Impl> impl_;
 };
 

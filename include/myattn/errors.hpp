@@ -26,6 +26,13 @@ class MYATTN_EXPORT IsaError : public std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+/// An object is used in a state that allows nothing but assigning or destroying it: a MyAttn
+/// after it was moved from. A bug in the caller, never a matter of input.
+class MYATTN_EXPORT MovedFromError : public std::logic_error {
+  public:
+    using std::logic_error::logic_error;
+};
+
 /// A file cannot be read or written, or its contents are malformed.
 class MYATTN_EXPORT FileError : public std::runtime_error {
   public:

@@ -50,7 +50,8 @@ class MYATTN_EXPORT Parameters {
     /// The shapes give k, L, d and o once q is known. q comes from the file's metadata entry
     /// metadata_key(prefix, "query_size") (written by save and by Python's myattn.save) or from
     /// `query_size`; given both, they must agree, and every size the metadata states must
-    /// match the shapes. Throws FileError (naming the file) or ShapeError.
+    /// match the shapes. Any problem with the file is a FileError whose message names the file
+    /// and the tensor.
     static Parameters load(const std::filesystem::path& file, std::optional<std::size_t> query_size = std::nullopt,
                            std::string_view prefix = {});
 

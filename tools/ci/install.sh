@@ -31,7 +31,7 @@ consume() {
   # What was installed, and no more of our build than that.
   for f in lib/libmyattn.a include/myattn/myattn.hpp include/myattn/export.hpp bin/myattn \
     lib/cmake/myattn/myattnConfig.cmake lib/cmake/myattn/myattnConfigVersion.cmake \
-    lib/cmake/myattn/myattnTargets.cmake lib/pkgconfig/myattn.pc; do
+    lib/cmake/myattn/myattnTargets.cmake lib/pkgconfig/myattn.pc share/doc/myattn/LICENSE; do
     [ -e "${prefix}/${f}" ] || fail "${name}: ${f} was not installed"
   done
   if find "${prefix}" -name '*.so*' | grep -q .; then fail "${name}: a shared library was installed"; fi
@@ -115,3 +115,9 @@ consume tbb ON
 build_and_install notbb -DMYATTN_WITH_TBB=OFF -DMYATTN_BUILD_TESTS=ON
 ctest --test-dir "${builds}/notbb" -j"${jobs}" --output-on-failure --timeout 900
 consume notbb OFF
+
+# A shared build's myattn.pc says how to link a shared library (configure only: seconds).
+cmake -S . -B "${builds}/shared" -DBUILD_SHARED_LIBS=ON -DMYATTN_BUILD_TESTS=OFF -DMYATTN_BUILD_BENCH=OFF >/dev/null
+grep -q '^# Link libmyattn.so with: .*pkg-config --cflags --libs myattn)' "${builds}/shared/myattn.pc" &&
+  ! grep -q 'libmyattn\.a\|--static' "${builds}/shared/myattn.pc" ||
+  { cat "${builds}/shared/myattn.pc" >&2; fail "shared: myattn.pc does not describe a shared library"; }

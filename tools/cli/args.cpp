@@ -5,7 +5,10 @@
 #include "myattn/errors.hpp"
 
 #ifdef MYATTN_WITH_TBB
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
+
+#include <cstdio>
 #endif
 
 namespace myattn::cli {
@@ -36,13 +39,14 @@ std::string Args::require(const std::string& name) const {
     throw UsageError(command_ + ": --" + name + " is required (see myattn " + command_ + " --help)");
 }
 
-std::optional<std::size_t> Args::count(const std::string& name) const {
+std::optional<std::size_t> Args::integer(const std::string& name, std::size_t least) const {
     const auto v = get(name);
     if (!v) return std::nullopt;
     std::size_t n = 0;
     const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
-    if (ec != std::errc{} || end != v->data() + v->size() || n == 0)
-        throw UsageError(command_ + ": --" + name + " expects a positive integer, got '" + *v + "'");
+    if (ec != std::errc{} || end != v->data() + v->size() || n < least)
+        throw UsageError(command_ + ": --" + name + " expects " + (least == 0 ? "a non-negative" : "a positive") +
+                         " integer, got '" + *v + "'");
     return n;
 }
 
@@ -58,7 +62,15 @@ std::optional<Isa> Args::isa() const {
 void with_threads(std::optional<std::size_t> threads, const std::function<void()>& body) {
 #ifdef MYATTN_WITH_TBB
     if (threads) {
-        tbb::task_arena arena(static_cast<int>(*threads));
+        // More threads than TBB allows would make it warn over several lines of its own.
+        const std::size_t most = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+        std::size_t n = *threads;
+        if (n > most) {
+            std::fprintf(stderr, "myattn: --threads %zu: TBB runs at most %zu threads here; using %zu\n", n, most,
+                         most);
+            n = most;
+        }
+        tbb::task_arena arena(static_cast<int>(n));
         arena.execute(body);
         return;
     }

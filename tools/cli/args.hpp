@@ -26,8 +26,10 @@ class Args {
     [[nodiscard]] bool help() const noexcept { return help_; }
     [[nodiscard]] std::optional<std::string> get(const std::string& name) const;
     [[nodiscard]] std::string require(const std::string& name) const;
+    /// An integer option of at least `least`.
+    [[nodiscard]] std::optional<std::size_t> integer(const std::string& name, std::size_t least) const;
     /// A positive integer option.
-    [[nodiscard]] std::optional<std::size_t> count(const std::string& name) const;
+    [[nodiscard]] std::optional<std::size_t> count(const std::string& name) const { return integer(name, 1); }
     /// `--isa NAME`, checked against the ISAs this machine runs.
     [[nodiscard]] std::optional<Isa> isa() const;
 
@@ -37,7 +39,8 @@ class Args {
     bool help_ = false;
 };
 
-/// Runs `body` with at most `threads` worker threads (all cores when unset).
+/// Runs `body` with at most `threads` worker threads (all cores when unset); more than TBB
+/// allows are clamped to that, with one line on stderr.
 void with_threads(std::optional<std::size_t> threads, const std::function<void()>& body);
 
 } // namespace myattn::cli

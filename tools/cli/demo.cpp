@@ -37,7 +37,7 @@ int demo(std::span<char* const> args) {
     }
     const auto forced = opts.isa();
     const auto threads = opts.count("threads");
-    const std::size_t seed = opts.count("seed").value_or(2024);
+    const std::size_t seed = opts.integer("seed", 0).value_or(2024);
 
     const Dims dims{32, 32, 32, 64, 32};
     const MyAttn attn(Parameters::random(dims, seed), forced.value_or(active_isa()));

@@ -26,11 +26,13 @@ int info(std::span<char* const> args) {
                   "and the active ISA with the reason for the choice (MYATTN_ISA forces one).");
         return 0;
     }
-    const Isa active = active_isa(); // throws if MYATTN_ISA is unusable
     std::printf("myattn %s\n", version_string);
     std::printf("cpu features:  %s\n", to_string(cpu_features()).c_str());
     std::printf("compiled isas: %s\n", join(compiled_isas()).c_str());
     std::printf("runnable isas: %s\n", join(runnable_isas()).c_str());
+    std::fflush(stdout);
+    // Last, so that an unusable MYATTN_ISA (an error, exit 2) still shows all of the above.
+    const Isa active = active_isa();
     std::printf("active isa:    %s (%s)\n", std::string(isa_name(active)).c_str(), active_isa_reason().c_str());
     return 0;
 }
