@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.."
 
 tools/install-deps.sh
 tools/install-deps.sh libdnnl-dev
+mkdir -p build
 dir=$(mktemp -d build/optional-peers.XXXXXX)
 
 # configure [EXTRA CMAKE ARGS...]: the release preset, as tools/demo.sh runs it, into $dir.
