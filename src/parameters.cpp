@@ -71,7 +71,8 @@ const safetensors::Tensor& require(const safetensors::TensorMap& map, const std:
     const safetensors::Tensor& t = it->second;
     if (t.shape.size() != rank)
         throw bad_tensor(file, name,
-                         "expected a tensor of rank " + std::to_string(rank) + ", got shape " + t.view_shape().to_string());
+                         "expected a tensor of rank " + std::to_string(rank) + ", got shape " +
+                             t.view_shape().to_string());
     if (t.view_shape().numel(name) == 0)
         throw bad_tensor(file, name, "expected no extent of 0, got shape " + t.view_shape().to_string());
     return t;
