@@ -1,29 +1,23 @@
 // myattn_bench: the module end to end, its kernels, its peers, and the machine's limits.
 #include <string>
-#include <string_view>
 
 #include "bench.hpp"
 #include "peers/peer.hpp"
-
-namespace {
-
-void append(std::string& list, std::string_view item) {
-    if (!list.empty()) list += ',';
-    list += item;
-}
-
-} // namespace
 
 int main(int argc, char** argv) {
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
 
     // Recorded in the JSON context, for tools/bench-report.
-    std::string isas, peers;
-    for (myattn::Isa isa : myattn::runnable_isas()) append(isas, myattn::isa_name(isa));
-    for (const myattn_bench::PeerInfo& p : myattn_bench::available_peers()) append(peers, p.name);
+    std::string peers;
+    for (const myattn_bench::PeerInfo& p : myattn_bench::available_peers())
+        peers += (peers.empty() ? "" : ",") + std::string(p.name);
     benchmark::AddCustomContext("myattn_version", myattn::version_string);
-    benchmark::AddCustomContext("myattn_runnable_isas", isas);
+    benchmark::AddCustomContext("myattn_compiled_isas", myattn::to_string(myattn::compiled_isas(), ","));
+    benchmark::AddCustomContext("myattn_runnable_isas", myattn::to_string(myattn::runnable_isas(), ","));
+    for (myattn::Isa isa : myattn::runnable_isas())
+        benchmark::AddCustomContext("myattn_kernels_" + std::string(myattn::isa_name(isa)),
+                                    std::string(myattn::kernel_id(isa)));
     benchmark::AddCustomContext("myattn_active_isa", std::string(myattn::isa_name(myattn::active_isa())));
     benchmark::AddCustomContext("cpu_features", myattn::to_string(myattn::cpu_features()));
     benchmark::AddCustomContext("peers", peers);

@@ -2,25 +2,33 @@
 #
 # Every ISA gets one translation unit (src/isa/<isa>.cpp) built with its own flags; the rest of
 # the library is built for the baseline (x86-64 / armv8-a), so one binary runs on any CPU of
-# the family and picks its kernels at run time.
+# the family and picks its kernels at run time. The ISA's row in src/registry.hpp says what it
+# needs of the CPU; here, one line each says which processors it is built for and with what.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-  set(_x86 ON)
+  set(_family x86)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-  set(_arm ON)
+  set(_family arm)
+else()
+  set(_family none)
 endif()
 
-option(MYATTN_ENABLE_AVX2 "Compile AVX2+FMA kernels" ${_x86})
-option(MYATTN_ENABLE_AVX512 "Compile AVX-512 kernels" ${_x86})
-option(MYATTN_ENABLE_NEON "Compile NEON kernels" ${_arm})
-
-set(MYATTN_ISA_FLAGS_avx2 -mavx2 -mfma)
-set(MYATTN_ISA_FLAGS_avx512 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma)
-set(MYATTN_ISA_FLAGS_neon "") # Advanced SIMD is part of the AArch64 baseline
-
 set(MYATTN_ISAS)
-foreach(isa avx2 avx512 neon)
-  string(TOUPPER ${isa} _up)
-  if(MYATTN_ENABLE_${_up})
-    list(APPEND MYATTN_ISAS ${isa})
+# myattn_isa(<name> <family> <description> <flags>...): option MYATTN_ENABLE_<NAME>, on by
+# default on that family; the enabled ISAs go to MYATTN_ISAS, their flags to MYATTN_ISA_FLAGS_<name>.
+function(myattn_isa name family description)
+  string(TOUPPER ${name} _up)
+  if(family STREQUAL _family)
+    set(_default ON)
+  else()
+    set(_default OFF)
   endif()
-endforeach()
+  option(MYATTN_ENABLE_${_up} "Compile ${description} kernels" ${_default})
+  if(MYATTN_ENABLE_${_up})
+    set(MYATTN_ISAS ${MYATTN_ISAS} ${name} PARENT_SCOPE)
+    set(MYATTN_ISA_FLAGS_${name} ${ARGN} PARENT_SCOPE)
+  endif()
+endfunction()
+
+myattn_isa(avx512 x86 "AVX-512 (F, BW, DQ, VL) + FMA3" -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma)
+myattn_isa(avx2 x86 "AVX2 + FMA3" -mavx2 -mfma)
+myattn_isa(neon arm "NEON" "") # Advanced SIMD is part of the AArch64 baseline

@@ -75,18 +75,4 @@ std::string to_string(const CpuFeatures& f) {
     return s.empty() ? "(none beyond the baseline)" : s;
 }
 
-bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept {
-    switch (isa) {
-    case Isa::scalar:
-        return true;
-    case Isa::avx2:
-        return f.avx2 && f.fma;
-    case Isa::avx512:
-        return f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl && f.fma;
-    case Isa::neon:
-        return f.neon;
-    }
-    return false;
-}
-
 } // namespace myattn

@@ -1,6 +1,8 @@
 // Which ISA runs: chosen once, at first use, then read from an atomic on every construction.
+// Every list of ISAs here is the registry (registry.hpp) filtered.
 #include "dispatch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
@@ -11,33 +13,24 @@ namespace myattn {
 namespace detail {
 namespace {
 
-// Best first. MYATTN_HAVE_<ISA> is defined by CMake for each ISA translation unit it builds.
-constexpr Isa compiled_list[] = {
-#ifdef MYATTN_HAVE_AVX512
-    Isa::avx512,
-#endif
-#ifdef MYATTN_HAVE_AVX2
-    Isa::avx2,
-#endif
-#ifdef MYATTN_HAVE_NEON
-    Isa::neon,
-#endif
-    Isa::scalar,
-};
+// The rows with kernels, in registry order (best first).
+constexpr auto compiled_rows = [] {
+    constexpr std::size_t n = std::ranges::count_if(implementations, [](const auto& i) { return i.kernels; });
+    std::array<Implementation, n> rows{};
+    std::ranges::copy_if(implementations, rows.begin(), [](const auto& i) { return i.kernels != nullptr; });
+    return rows;
+}();
 
-bool contains(std::span<const Isa> list, Isa isa) {
-    for (Isa i : list)
-        if (i == isa) return true;
-    return false;
+const Implementation* find(std::span<const Implementation> list, Isa isa) {
+    for (const Implementation& i : list)
+        if (i.isa == isa) return &i;
+    return nullptr;
 }
 
-std::string names(std::span<const Isa> list) {
-    std::string s;
-    for (Isa i : list) {
-        if (!s.empty()) s += ", ";
-        s += isa_name(i);
-    }
-    return s;
+std::string names(std::span<const Implementation> list) {
+    std::vector<Isa> isas;
+    for (const Implementation& i : list) isas.push_back(i.isa);
+    return to_string(isas, ", ");
 }
 
 struct State {
@@ -59,7 +52,7 @@ void choose_once() {
         std::lock_guard lock(s.mutex);
         if (s.isa.load() >= 0) return; // set_isa came first
         try {
-            IsaChoice c = choose_isa(cpu_features(), compiled_list, std::getenv("MYATTN_ISA"));
+            IsaChoice c = choose_isa(cpu_features(), compiled_rows, std::getenv("MYATTN_ISA"));
             s.reason = std::move(c.reason);
             s.isa.store(static_cast<int>(c.isa));
         } catch (const IsaError& e) {
@@ -70,77 +63,87 @@ void choose_once() {
 
 } // namespace
 
-IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Isa> compiled, const char* forced) {
+bool runs_on(const Implementation& impl, const CpuFeatures& f) noexcept {
+    return std::ranges::all_of(impl.needs, [&](bool CpuFeatures::*need) { return need == nullptr || f.*need; });
+}
+
+std::span<const Implementation> compiled_implementations() { return compiled_rows; }
+
+IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Implementation> compiled, const char* forced) {
     if (forced != nullptr) {
         const std::optional<Isa> isa = parse_isa(forced);
         if (!isa)
-            throw IsaError("MYATTN_ISA=" + std::string(forced) +
-                           ": unknown ISA (expected one of scalar, avx2, avx512, neon)");
-        if (!contains(compiled, *isa))
+            throw IsaError("MYATTN_ISA=" + std::string(forced) + ": unknown ISA (expected one of " +
+                           names(implementations) + ")");
+        const Implementation* impl = find(compiled, *isa);
+        if (impl == nullptr)
             throw IsaError("MYATTN_ISA=" + std::string(forced) +
                            ": not compiled into this build (compiled: " + names(compiled) + ")");
-        if (!cpu_runs(*isa, cpu))
+        if (!runs_on(*impl, cpu))
             throw IsaError("MYATTN_ISA=" + std::string(forced) +
                            ": this CPU cannot run it (CPU features: " + to_string(cpu) + ")");
         return {*isa, "forced by MYATTN_ISA=" + std::string(forced)};
     }
-    for (Isa isa : compiled)
-        if (cpu_runs(isa, cpu))
-            return {isa, isa == Isa::scalar ? std::string("no SIMD ISA compiled in runs on this CPU")
-                                            : "best compiled ISA this CPU runs"};
+    for (const Implementation& impl : compiled)
+        if (runs_on(impl, cpu))
+            return {impl.isa, impl.isa == Isa::scalar ? std::string("no SIMD ISA compiled in runs on this CPU")
+                                                      : "best compiled ISA this CPU runs"};
     throw IsaError("no compiled ISA runs on this CPU"); // unreachable while scalar is compiled
 }
 
 const KernelTable& kernels_for(Isa isa) {
-    if (!contains(compiled_list, isa) || !cpu_runs(isa, cpu_features()))
+    const Implementation* impl = find(compiled_rows, isa);
+    if (impl == nullptr || !runs_on(*impl, cpu_features()))
         throw IsaError("ISA " + std::string(isa_name(isa)) +
-                       " is not runnable here (runnable: " + names(runnable_isas()) + ")");
-    switch (isa) {
-#ifdef MYATTN_HAVE_AVX512
-    case Isa::avx512:
-        return avx512_table();
-#endif
-#ifdef MYATTN_HAVE_AVX2
-    case Isa::avx2:
-        return avx2_table();
-#endif
-#ifdef MYATTN_HAVE_NEON
-    case Isa::neon:
-        return neon_table();
-#endif
-    default:
-        return scalar_table();
-    }
+                       " is not runnable here (runnable: " + to_string(runnable_isas(), ", ") + ")");
+    return impl->kernels();
 }
 
 } // namespace detail
 
 std::string_view isa_name(Isa isa) noexcept {
-    switch (isa) {
-    case Isa::scalar:
-        return "scalar";
-    case Isa::avx2:
-        return "avx2";
-    case Isa::avx512:
-        return "avx512";
-    case Isa::neon:
-        return "neon";
-    }
+    for (const detail::Implementation& i : detail::implementations)
+        if (i.isa == isa) return i.name;
     return "unknown";
 }
 
 std::optional<Isa> parse_isa(std::string_view name) noexcept {
-    for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon})
-        if (name == isa_name(isa)) return isa;
+    for (const detail::Implementation& i : detail::implementations)
+        if (i.name == name) return i.isa;
     return std::nullopt;
 }
 
-std::vector<Isa> compiled_isas() { return {std::begin(detail::compiled_list), std::end(detail::compiled_list)}; }
+std::string_view kernel_id(Isa isa) noexcept {
+    for (const detail::Implementation& i : detail::implementations)
+        if (i.isa == isa) return i.kernel_id;
+    return "unknown";
+}
+
+bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept {
+    for (const detail::Implementation& i : detail::implementations)
+        if (i.isa == isa) return detail::runs_on(i, f);
+    return false;
+}
+
+std::string to_string(std::span<const Isa> isas, std::string_view separator) {
+    std::string s;
+    for (Isa isa : isas) {
+        if (!s.empty()) s += separator;
+        s += isa_name(isa);
+    }
+    return s;
+}
+
+std::vector<Isa> compiled_isas() {
+    std::vector<Isa> out;
+    for (const detail::Implementation& i : detail::compiled_rows) out.push_back(i.isa);
+    return out;
+}
 
 std::vector<Isa> runnable_isas() {
     std::vector<Isa> out;
-    for (Isa isa : detail::compiled_list)
-        if (cpu_runs(isa, cpu_features())) out.push_back(isa);
+    for (const detail::Implementation& i : detail::compiled_rows)
+        if (detail::runs_on(i, cpu_features())) out.push_back(i.isa);
     return out;
 }
 

@@ -1,6 +1,9 @@
 // The ISA choice, fed made-up CPUs: it never picks what the CPU lacks, and honours MYATTN_ISA.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <span>
+#include <vector>
 
 #include "dispatch.hpp"
 #include "myattn/myattn.hpp"
@@ -20,7 +23,15 @@ CpuFeatures haswell() {
     f.avx2 = f.fma = true;
     return f;
 }
-constexpr Isa all_x86[] = {Isa::avx512, Isa::avx2, Isa::scalar};
+// The registry's rows, as if every one were compiled in; and only the x86 ones.
+constexpr std::span<const detail::Implementation> all_rows = detail::implementations;
+std::vector<detail::Implementation> rows_of(std::initializer_list<Isa> isas) {
+    std::vector<detail::Implementation> out;
+    for (const detail::Implementation& i : detail::implementations)
+        if (std::find(isas.begin(), isas.end(), i.isa) != isas.end()) out.push_back(i);
+    return out;
+}
+const std::vector<detail::Implementation> all_x86 = rows_of({Isa::avx512, Isa::avx2, Isa::scalar});
 
 } // namespace
 
@@ -35,10 +46,9 @@ TEST_CASE("dispatch: best runnable ISA first", "[dispatch]") {
     CpuFeatures knl = haswell();
     knl.avx512f = true;
     CHECK(detail::choose_isa(knl, all_x86, nullptr).isa == Isa::avx2);
-    const Isa arm[] = {Isa::neon, Isa::scalar};
     CpuFeatures a64;
     a64.neon = true;
-    CHECK(detail::choose_isa(a64, arm, nullptr).isa == Isa::neon);
+    CHECK(detail::choose_isa(a64, rows_of({Isa::neon, Isa::scalar}), nullptr).isa == Isa::neon);
 }
 
 TEST_CASE("dispatch: never an ISA the CPU lacks, for every feature subset", "[dispatch]") {
@@ -46,14 +56,13 @@ TEST_CASE("dispatch: never an ISA the CPU lacks, for every feature subset", "[di
         CpuFeatures f;
         f.avx2 = mask & 1, f.fma = mask & 2, f.avx512f = mask & 4, f.avx512bw = mask & 8;
         f.avx512dq = mask & 16, f.avx512vl = mask & 32, f.neon = mask & 64;
-        const Isa all[] = {Isa::avx512, Isa::avx2, Isa::neon, Isa::scalar};
-        const Isa chosen = detail::choose_isa(f, all, nullptr).isa;
+        const Isa chosen = detail::choose_isa(f, all_rows, nullptr).isa;
         CAPTURE(mask, isa_name(chosen));
         CHECK(cpu_runs(chosen, f));
-        // and it is the best: nothing earlier in the list runs
-        for (Isa better : all) {
-            if (better == chosen) break;
-            CHECK_FALSE(cpu_runs(better, f));
+        // and it is the best: nothing earlier in the registry runs
+        for (const detail::Implementation& better : all_rows) {
+            if (better.isa == chosen) break;
+            CHECK_FALSE(cpu_runs(better.isa, f));
         }
     }
 }
@@ -79,10 +88,30 @@ TEST_CASE("dispatch: the active ISA is the one MYATTN_ISA names", "[dispatch]") 
 
 TEST_CASE("dispatch: names round-trip, unknown names are refused", "[dispatch]") {
     for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon}) CHECK(parse_isa(isa_name(isa)) == isa);
+    CHECK(to_string(std::vector<Isa>{Isa::avx2, Isa::scalar}, ",") == "avx2,scalar");
     CHECK_FALSE(parse_isa("AVX2").has_value());
     CHECK_FALSE(parse_isa("").has_value());
     CHECK(compiled_isas().back() == Isa::scalar);
     for (Isa isa : runnable_isas()) CHECK(cpu_runs(isa, cpu_features()));
     const Isa foreign = cpu_features().neon ? Isa::avx2 : Isa::neon;
     CHECK_THROWS_AS(MyAttn(Parameters::random({1, 1, 1, 1, 1}, 1), foreign), IsaError);
+}
+
+TEST_CASE("registry: the compiled rows are the runnable ones' superset, each table is its row's", "[dispatch]") {
+    const std::vector<Isa> compiled = compiled_isas();
+    REQUIRE(compiled.size() == detail::compiled_implementations().size());
+    for (const detail::Implementation& row : detail::compiled_implementations()) {
+        CAPTURE(row.name);
+        CHECK(row.kernels != nullptr);
+        if (!cpu_runs(row.isa, cpu_features())) continue;
+        const detail::KernelTable& t = detail::kernels_for(row.isa);
+        CHECK(t.isa == row.isa);
+        CHECK(t.id == row.kernel_id);
+        CHECK(kernel_id(row.isa) == row.kernel_id);
+        CHECK(t.mr == row.mr);
+        CHECK(t.nr == row.nr);
+    }
+    // A row is compiled exactly when CMake built its kernels.
+    for (const detail::Implementation& row : detail::implementations)
+        CHECK((row.kernels != nullptr) == (std::find(compiled.begin(), compiled.end(), row.isa) != compiled.end()));
 }

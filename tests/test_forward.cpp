@@ -1,9 +1,10 @@
-// MyAttn::forward on the active ISA (MYATTN_ISA selects it; ctest runs this file once per ISA)
+// MyAttn::forward on each ISA under test (support/isas.hpp), each in a section named after it,
 // against the float64 oracle, within the derived bound of support/oracle.hpp.
 #include <catch2/catch.hpp>
 #include <limits>
 
 #include "support/check.hpp"
+#include "support/isas.hpp"
 #include "support/random.hpp"
 
 using namespace myattn;
@@ -16,8 +17,8 @@ ForwardResult run(const MyAttn& attn, const Inputs& x) {
     return attn.forward(x.q(d), x.k(d), x.v(d));
 }
 
-void check_against_oracle(const Parameters& p, const Inputs& x) {
-    const MyAttn attn(p);
+void check_against_oracle(Isa isa, const Parameters& p, const Inputs& x) {
+    const MyAttn attn(p, isa);
     const ForwardResult got = run(attn, x);
     const OracleResult want = oracle(p, x);
     CAPTURE(isa_name(attn.isa()), p.dims().to_string(), x.B, x.shared_k, x.shared_v);
@@ -28,45 +29,57 @@ void check_against_oracle(const Parameters& p, const Inputs& x) {
 } // namespace
 
 TEST_CASE("forward: random shapes, every size 1..70, L up to 130", "[forward]") {
-    std::mt19937_64 rng(7);
-    std::uniform_int_distribution<std::size_t> small(1, 70), rows(1, 130);
-    const std::size_t batches[] = {0, 1, 2, 3, 17};
-    for (int i = 0; i < 60; ++i) {
-        const Dims d{small(rng), small(rng), rows(rng), small(rng), small(rng)};
-        const std::size_t B = batches[static_cast<std::size_t>(i) % 5];
-        check_against_oracle(Parameters::random(d, 100 + i), random_inputs(d, B, i % 3 == 1, i % 4 == 2, 200 + i));
+    FOR_EACH_ISA(isa) {
+        std::mt19937_64 rng(7);
+        std::uniform_int_distribution<std::size_t> small(1, 70), rows(1, 130);
+        const std::size_t batches[] = {0, 1, 2, 3, 17};
+        for (int i = 0; i < 60; ++i) {
+            const Dims d{small(rng), small(rng), rows(rng), small(rng), small(rng)};
+            const std::size_t B = batches[static_cast<std::size_t>(i) % 5];
+            check_against_oracle(isa, Parameters::random(d, 100 + i),
+                                 random_inputs(d, B, i % 3 == 1, i % 4 == 2, 200 + i));
+        }
     }
 }
 
 TEST_CASE("forward: every size from 1 to 70 in each position", "[forward]") {
-    for (std::size_t n = 1; n <= 70; ++n) {
-        const Dims dims[] = {{n, 3, 5, 7, 2}, {2, n, 3, 5, 7}, {7, 2, n, 3, 5}, {5, 7, 2, n, 3}, {3, 5, 7, 2, n}};
-        for (const Dims& d : dims) check_against_oracle(Parameters::random(d, n), random_inputs(d, 2, false, false, n));
+    FOR_EACH_ISA(isa) {
+        for (std::size_t n = 1; n <= 70; ++n) {
+            const Dims dims[] = {{n, 3, 5, 7, 2}, {2, n, 3, 5, 7}, {7, 2, n, 3, 5}, {5, 7, 2, n, 3}, {3, 5, 7, 2, n}};
+            for (const Dims& d : dims)
+                check_against_oracle(isa, Parameters::random(d, n), random_inputs(d, 2, false, false, n));
+        }
     }
 }
 
 TEST_CASE("forward: large batches and shared K / V", "[forward]") {
-    const Dims d{32, 32, 32, 64, 32};
-    const Parameters p = Parameters::random(d, 1);
-    for (bool sk : {false, true})
-        for (bool sv : {false, true}) check_against_oracle(p, random_inputs(d, 300, sk, sv, 3));
+    FOR_EACH_ISA(isa) {
+        const Dims d{32, 32, 32, 64, 32};
+        const Parameters p = Parameters::random(d, 1);
+        for (bool sk : {false, true})
+            for (bool sv : {false, true}) check_against_oracle(isa, p, random_inputs(d, 300, sk, sv, 3));
+    }
 }
 
 TEST_CASE("forward: shape X", "[forward][large]") {
-    const Dims d{1024, 1024, 512, 1024, 1024};
-    check_against_oracle(Parameters::random(d, 11), random_inputs(d, 2, false, false, 12));
+    FOR_EACH_ISA(isa) {
+        const Dims d{1024, 1024, 512, 1024, 1024};
+        check_against_oracle(isa, Parameters::random(d, 11), random_inputs(d, 2, false, false, 12));
+    }
 }
 
 TEST_CASE("forward: scores of magnitude >= 100 stay finite and accurate", "[forward]") {
-    const Dims d{16, 16, 40, 24, 8};
-    const Parameters p = Parameters::random(d, 5);
-    // Inputs scaled by 60 make |scores| reach several hundred: exp without the max shift overflows.
-    const Inputs x = random_inputs(d, 9, false, false, 6, 60.0f);
-    const OracleResult want = oracle(p, x);
-    double largest = 0;
-    for (double w : want.attn_weights) largest = std::max(largest, w);
-    REQUIRE(largest > 0.5); // the test is only meaningful if some rows are sharp
-    check_against_oracle(p, x);
+    FOR_EACH_ISA(isa) {
+        const Dims d{16, 16, 40, 24, 8};
+        const Parameters p = Parameters::random(d, 5);
+        // Inputs scaled by 60 make |scores| reach several hundred: exp without the max shift overflows.
+        const Inputs x = random_inputs(d, 9, false, false, 6, 60.0f);
+        const OracleResult want = oracle(p, x);
+        double largest = 0;
+        for (double w : want.attn_weights) largest = std::max(largest, w);
+        REQUIRE(largest > 0.5); // the test is only meaningful if some rows are sharp
+        check_against_oracle(isa, p, x);
+    }
 }
 
 TEST_CASE("forward: biases that dominate W x cost one rounding, not one per input", "[forward]") {
@@ -87,90 +100,100 @@ TEST_CASE("forward: biases that dominate W x cost one rounding, not one per inpu
 }
 
 TEST_CASE("forward: shared K / V give bitwise the same result as explicit copies", "[forward]") {
-    const Dims d{5, 7, 19, 13, 3};
-    const Parameters p = Parameters::random(d, 9);
-    const MyAttn attn(p);
-    const Inputs shared = random_inputs(d, 6, true, true, 10);
-    Inputs copies = shared;
-    copies.shared_k = copies.shared_v = false;
-    copies.K.clear();
-    copies.V.clear();
-    for (std::size_t b = 0; b < shared.B; ++b) {
-        copies.K.insert(copies.K.end(), shared.K.begin(), shared.K.end());
-        copies.V.insert(copies.V.end(), shared.V.begin(), shared.V.end());
+    FOR_EACH_ISA(isa) {
+        const Dims d{5, 7, 19, 13, 3};
+        const Parameters p = Parameters::random(d, 9);
+        const MyAttn attn(p, isa);
+        const Inputs shared = random_inputs(d, 6, true, true, 10);
+        Inputs copies = shared;
+        copies.shared_k = copies.shared_v = false;
+        copies.K.clear();
+        copies.V.clear();
+        for (std::size_t b = 0; b < shared.B; ++b) {
+            copies.K.insert(copies.K.end(), shared.K.begin(), shared.K.end());
+            copies.V.insert(copies.V.end(), shared.V.begin(), shared.V.end());
+        }
+        const ForwardResult a = run(attn, shared), b = run(attn, copies);
+        CHECK(a.output == b.output);
+        CHECK(a.attn_weights == b.attn_weights);
     }
-    const ForwardResult a = run(attn, shared), b = run(attn, copies);
-    CHECK(a.output == b.output);
-    CHECK(a.attn_weights == b.attn_weights);
 }
 
 TEST_CASE("forward: B = 0 is fine and writes nothing", "[forward]") {
-    const Dims d{4, 4, 4, 4, 4};
-    const MyAttn attn(Parameters::random(d, 1));
-    const ForwardResult r = run(attn, random_inputs(d, 0, false, false, 1));
-    CHECK(r.output_shape == Shape{0, 1, 4});
-    CHECK(r.attn_weights_shape == Shape{0, 4});
-    CHECK(r.output.empty());
+    FOR_EACH_ISA(isa) {
+        const Dims d{4, 4, 4, 4, 4};
+        const MyAttn attn(Parameters::random(d, 1), isa);
+        const ForwardResult r = run(attn, random_inputs(d, 0, false, false, 1));
+        CHECK(r.output_shape == Shape{0, 1, 4});
+        CHECK(r.attn_weights_shape == Shape{0, 4});
+        CHECK(r.output.empty());
+    }
 }
 
 TEST_CASE("forward: softmax rows sum to 1", "[forward][softmax]") {
-    const Dims d{8, 8, 37, 8, 8};
-    const MyAttn attn(Parameters::random(d, 2));
-    const Inputs x = random_inputs(d, 5, false, false, 2, 4.0f);
-    const ForwardResult r = run(attn, x);
-    for (std::size_t b = 0; b < x.B; ++b) {
-        double sum = 0;
-        for (std::size_t l = 0; l < d.value_size1; ++l) sum += r.attn_weights[b * d.value_size1 + l];
-        // 37 rounded terms, each within (4 ulp exp + 2u) of exact, plus the summation.
-        CHECK(std::fabs(sum - 1) <= gamma_n(37) + exp_rel_error + 2 * unit_roundoff + gamma_n(37));
+    FOR_EACH_ISA(isa) {
+        const Dims d{8, 8, 37, 8, 8};
+        const MyAttn attn(Parameters::random(d, 2), isa);
+        const Inputs x = random_inputs(d, 5, false, false, 2, 4.0f);
+        const ForwardResult r = run(attn, x);
+        for (std::size_t b = 0; b < x.B; ++b) {
+            double sum = 0;
+            for (std::size_t l = 0; l < d.value_size1; ++l) sum += r.attn_weights[b * d.value_size1 + l];
+            // 37 rounded terms, each within (4 ulp exp + 2u) of exact, plus the summation.
+            CHECK(std::fabs(sum - 1) <= gamma_n(37) + exp_rel_error + 2 * unit_roundoff + gamma_n(37));
+        }
     }
 }
 
 TEST_CASE("forward: non-finite inputs follow PyTorch per sample", "[forward][nonfinite]") {
-    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-    const Dims d{3, 4, 21, 5, 6};
-    const Parameters p = Parameters::random(d, 4);
-    Inputs x = random_inputs(d, 4, false, false, 8);
-    x.Q[0 * 3 + 1] = nan;      // sample 0: NaN query -> NaN scores, weights and output
-    x.V[2 * 21 * 5 + 7] = inf; // sample 2: an inf in V -> inf or NaN output, finite weights
-    x.K[3 * 4 + 0] = -inf;     // sample 3: -inf in K -> scores +-inf or NaN
-    const MyAttn attn(p);
-    const ForwardResult got = run(attn, x);
-    const OracleResult want = oracle(p, x);
-    for (std::size_t i = 0; i < got.attn_weights.size(); ++i) {
-        CAPTURE(i, got.attn_weights[i], want.attn_weights[i]);
-        CHECK(std::isnan(got.attn_weights[i]) == std::isnan(want.attn_weights[i]));
+    FOR_EACH_ISA(isa) {
+        const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+        const Dims d{3, 4, 21, 5, 6};
+        const Parameters p = Parameters::random(d, 4);
+        Inputs x = random_inputs(d, 4, false, false, 8);
+        x.Q[0 * 3 + 1] = nan;      // sample 0: NaN query -> NaN scores, weights and output
+        x.V[2 * 21 * 5 + 7] = inf; // sample 2: an inf in V -> inf or NaN output, finite weights
+        x.K[3 * 4 + 0] = -inf;     // sample 3: -inf in K -> scores +-inf or NaN
+        const MyAttn attn(p, isa);
+        const ForwardResult got = run(attn, x);
+        const OracleResult want = oracle(p, x);
+        for (std::size_t i = 0; i < got.attn_weights.size(); ++i) {
+            CAPTURE(i, got.attn_weights[i], want.attn_weights[i]);
+            CHECK(std::isnan(got.attn_weights[i]) == std::isnan(want.attn_weights[i]));
+        }
+        for (std::size_t i = 0; i < got.output.size(); ++i) {
+            CAPTURE(i, got.output[i], want.output[i]);
+            CHECK(std::isnan(got.output[i]) == std::isnan(want.output[i]));
+            CHECK(std::isinf(got.output[i]) == std::isinf(want.output[i]));
+        }
+        // Sample 1 is untouched and stays within its bound.
+        for (std::size_t l = 0; l < 21; ++l) CHECK(std::isfinite(got.attn_weights[21 + l]));
+        for (std::size_t l = 0; l < 21; ++l) CHECK(std::isnan(got.attn_weights[l]));
     }
-    for (std::size_t i = 0; i < got.output.size(); ++i) {
-        CAPTURE(i, got.output[i], want.output[i]);
-        CHECK(std::isnan(got.output[i]) == std::isnan(want.output[i]));
-        CHECK(std::isinf(got.output[i]) == std::isinf(want.output[i]));
-    }
-    // Sample 1 is untouched and stays within its bound.
-    for (std::size_t l = 0; l < 21; ++l) CHECK(std::isfinite(got.attn_weights[21 + l]));
-    for (std::size_t l = 0; l < 21; ++l) CHECK(std::isnan(got.attn_weights[l]));
 }
 
 #ifdef MYATTN_WITH_TBB
 #include <tbb/task_arena.h>
 
 TEST_CASE("forward: bitwise the same for any thread count, tiled or split by features", "[forward][parallel]") {
-    // X at B <= 3 shares each Linear's features between threads when there are more threads
-    // than tiles; 300 samples of a small shape run as tiles. Either way: the same bits.
-    const std::pair<Dims, std::size_t> cases[] = {
-        {{1024, 1024, 512, 1024, 1024}, 1}, {{1024, 1024, 512, 1024, 1024}, 3}, {{33, 17, 70, 45, 29}, 300}};
-    for (const auto& [d, B] : cases) {
-        const MyAttn attn(Parameters::random(d, 21));
-        const Inputs x = random_inputs(d, B, false, B == 3, 22);
-        std::vector<ForwardResult> results;
-        for (int threads : {1, 2, 4}) {
-            tbb::task_arena arena(threads);
-            arena.execute([&] { results.push_back(run(attn, x)); });
-        }
-        CAPTURE(d.to_string(), B);
-        for (const ForwardResult& r : results) {
-            CHECK(r.output == results[0].output);
-            CHECK(r.attn_weights == results[0].attn_weights);
+    FOR_EACH_ISA(isa) {
+        // X at B <= 3 shares each Linear's features between threads when there are more threads
+        // than tiles; 300 samples of a small shape run as tiles. Either way: the same bits.
+        const std::pair<Dims, std::size_t> cases[] = {
+            {{1024, 1024, 512, 1024, 1024}, 1}, {{1024, 1024, 512, 1024, 1024}, 3}, {{33, 17, 70, 45, 29}, 300}};
+        for (const auto& [d, B] : cases) {
+            const MyAttn attn(Parameters::random(d, 21), isa);
+            const Inputs x = random_inputs(d, B, false, B == 3, 22);
+            std::vector<ForwardResult> results;
+            for (int threads : {1, 2, 4}) {
+                tbb::task_arena arena(threads);
+                arena.execute([&] { results.push_back(run(attn, x)); });
+            }
+            CAPTURE(d.to_string(), B);
+            for (const ForwardResult& r : results) {
+                CHECK(r.output == results[0].output);
+                CHECK(r.attn_weights == results[0].attn_weights);
+            }
         }
     }
 }

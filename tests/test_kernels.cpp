@@ -1,5 +1,5 @@
 // Each kernel of each ISA on its own, through the KernelTable: the ISA MYATTN_ISA forces (ctest's
-// isa/<name> runs), or every ISA this CPU runs.
+// isa/<name> runs), or every ISA this CPU runs, each in a section named after it.
 //
 // The SIMD kernels promise more than accuracy: every output is one fixed chain of fused
 // multiply-adds (0, then inputs in order, then the bias added; or 0, then V rows in order). So
@@ -18,6 +18,7 @@
 
 #include "dispatch.hpp"
 #include "reference.hpp"
+#include "support/isas.hpp"
 #include "support/oracle.hpp"
 #include "support/random.hpp"
 
@@ -27,11 +28,6 @@ using namespace myattn::test;
 namespace {
 
 constexpr float sentinel = 12345.0f;
-
-std::vector<Isa> isas_under_test() {
-    if (std::getenv("MYATTN_ISA") != nullptr) return {active_isa()};
-    return runnable_isas();
-}
 
 // Distinct sizes >= 1, in order of first appearance.
 std::vector<std::size_t> sizes(std::initializer_list<std::size_t> list) {
@@ -46,9 +42,8 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 } // namespace
 
 TEST_CASE("kernels: softmax of every length 1..130, within its bound, inside its row", "[kernels][softmax]") {
-    for (Isa isa : isas_under_test()) {
+    FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
-        CAPTURE(isa_name(isa));
         std::mt19937_64 rng(1);
         for (std::size_t L = 1; L <= 130; ++L) {
             CAPTURE(L);
@@ -81,9 +76,8 @@ TEST_CASE("kernels: softmax of every length 1..130, within its bound, inside its
 
 TEST_CASE("kernels: softmax of non-finite rows follows PyTorch at every position", "[kernels][softmax][nonfinite]") {
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-    for (Isa isa : isas_under_test()) {
+    FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
-        CAPTURE(isa_name(isa));
         for (std::size_t L : {1, 5, 15, 16, 17, 33, 130}) {
             for (std::size_t pos : sizes({0, L / 2, L - 1})) {
                 CAPTURE(L, pos);
@@ -147,10 +141,9 @@ TEST_CASE("kernels: softmax's exp within 2 ulp over [-87.3, 0], below FLT_MIN un
     // largest distance from exp(x) (in double) to it bounds the error of e: nearly always it is
     // one float, and the bound is e's error itself. (What is measured is e(x) / e(0), exactly
     // what softmax depends on.) The scalar ISA divides by the sum, with std::exp: not this exp.
-    for (Isa isa : isas_under_test()) {
-        if (isa == Isa::scalar) continue;
+    FOR_EACH_ISA(isa) {
+        if (isa == Isa::scalar) return;
         const detail::KernelTable& t = detail::kernels_for(isa);
-        CAPTURE(isa_name(isa));
         constexpr int N = 1 << 20; // a step of 83e-6 over [-87.3, 0]
         double worst = 0;
         float worst_x = 0, failed_x = 1; // failed_x: an output that is no product by s
@@ -195,9 +188,8 @@ TEST_CASE("kernels: softmax's exp within 2 ulp over [-87.3, 0], below FLT_MIN un
 }
 
 TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA chain per output", "[kernels][linear]") {
-    for (Isa isa : isas_under_test()) {
+    FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
-        CAPTURE(isa_name(isa));
         const std::size_t mr = t.mr, nr = t.nr;
         struct Inputs {
             std::size_t n1, n2;
@@ -247,9 +239,8 @@ TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA cha
 
 TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies and to one FMA chain",
           "[kernels][weighted_sum]") {
-    for (Isa isa : isas_under_test()) {
+    FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
-        CAPTURE(isa_name(isa));
         const std::size_t mr = t.mr;
         std::vector<std::pair<std::size_t, std::size_t>> shapes; // (L, d): every d 1..70, and wide ones
         for (std::size_t d = 1; d <= 70; ++d) shapes.emplace_back(d % 3 == 0 ? 33 : d % 3 == 1 ? 7 : 1, d);
@@ -295,9 +286,8 @@ TEST_CASE(
     "[kernels][weighted_sum]") {
     // Rows of 4 KiB and more, whole cache lines: the row stream, whose sums sit in a buffer
     // aligned like V, with scalar columns before V's first line boundary and after its last.
-    for (Isa isa : isas_under_test()) {
+    FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
-        CAPTURE(isa_name(isa));
         for (auto [L, d] : {std::pair<std::size_t, std::size_t>{9, 1024}, {3, 2064}, {1, 4096}})
             for (std::size_t shift : {0, 1, 4, 8, 13}) { // floats past a 64-byte boundary
                 CAPTURE(L, d, shift);
@@ -347,9 +337,8 @@ TEST_CASE(
 }
 
 TEST_CASE("kernels: forward gives a sample the same bits in any tile and any position", "[kernels][forward]") {
-    for (Isa isa : isas_under_test()) {
+    FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
-        CAPTURE(isa_name(isa));
         const Dims d{5, 7, 19, 13, 3};
         const Parameters p = Parameters::random(d, 3);
         std::vector<float> packed(t.packed_size(d));

@@ -1,11 +1,12 @@
 // Instruction-set selection. Kernels are compiled once per ISA; one is chosen at run time.
 //
-// The choice is made once, at first use: MYATTN_ISA (scalar|avx2|avx512|neon) if set, else the
-// best ISA this CPU runs. Asking for an ISA that is unknown, not compiled in, or not runnable
+// The choice is made once, at first use: MYATTN_ISA (an isa_name) if set, else the best ISA
+// this CPU runs. Asking for an ISA that is unknown, not compiled in, or not runnable
 // here is an error (IsaError), never a silent fallback.
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,8 +19,14 @@ enum class Isa { scalar, avx2, avx512, neon };
 
 /// "scalar", "avx2", "avx512", "neon".
 [[nodiscard]] MYATTN_EXPORT std::string_view isa_name(Isa isa) noexcept;
+/// What the ISA's kernels are: datatype, operation, register tile and ISA, e.g.
+/// "f32-linear-8x32-avx512" (8 samples x 32 output features per Linear micro-kernel step).
+[[nodiscard]] MYATTN_EXPORT std::string_view kernel_id(Isa isa) noexcept;
 /// The inverse of isa_name; nullopt for an unknown name.
 [[nodiscard]] MYATTN_EXPORT std::optional<Isa> parse_isa(std::string_view name) noexcept;
+
+/// The names of `isas`, separated by `separator`, e.g. "avx512 avx2 scalar".
+[[nodiscard]] MYATTN_EXPORT std::string to_string(std::span<const Isa> isas, std::string_view separator = " ");
 
 /// ISAs whose kernels are in this build, best first.
 [[nodiscard]] MYATTN_EXPORT std::vector<Isa> compiled_isas();
@@ -48,7 +55,8 @@ struct CpuFeatures {
 [[nodiscard]] MYATTN_EXPORT const CpuFeatures& cpu_features();
 /// Human-readable list, e.g. "avx2 fma avx512f avx512bw avx512dq avx512vl".
 [[nodiscard]] MYATTN_EXPORT std::string to_string(const CpuFeatures& f);
-/// Whether `isa` can run on a CPU with features `f` (ignores whether it was compiled in).
+/// Whether a CPU with features `f` has every feature `isa` needs (ignores whether it was
+/// compiled in).
 [[nodiscard]] MYATTN_EXPORT bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept;
 
 } // namespace myattn

@@ -4,6 +4,7 @@
 
 #include "kernels/table.hpp"
 #include "reference.hpp"
+#include "registry.hpp"
 
 namespace myattn::detail {
 namespace {
@@ -63,10 +64,11 @@ void forward(const Dims& d, const float* packed, const Batch& x, std::size_t beg
 
 } // namespace
 
-const KernelTable& scalar_table() {
+const KernelTable& scalar_kernels() {
     static constexpr KernelTable table{.isa = Isa::scalar,
-                                       .mr = 1,
-                                       .nr = 1,
+                                       .id = implementation(Isa::scalar).kernel_id,
+                                       .mr = implementation(Isa::scalar).mr,
+                                       .nr = implementation(Isa::scalar).nr,
                                        .packed_size = packed_size,
                                        .pack = pack,
                                        .scratch_size = scratch_size,

@@ -17,6 +17,7 @@
 #include "kernels/softmax.hpp"
 #include "kernels/table.hpp"
 #include "kernels/weighted_sum.hpp"
+#include "registry.hpp"
 
 namespace myattn::detail {
 namespace {
@@ -90,9 +91,16 @@ void forward(const Dims& dims, const float* packed, const Batch& x, std::size_t 
         });
 }
 
-template <class Arch>
-constexpr KernelTable make_table(Isa isa) {
+/// The table of `isa`'s kernels, instantiated for Arch: the blocking Blocking<Arch> derives must
+/// be the one the registry row pins.
+template <class Arch, Isa isa>
+constexpr KernelTable make_table() {
+    constexpr const Implementation& row = implementation(isa);
+    static_assert(Blocking<Arch>::registers == row.registers, "register file differs from the registry row");
+    static_assert(Blocking<Arch>::MR == row.mr && Blocking<Arch>::NR == row.nr,
+                  "register tile differs from the registry row");
     return {.isa = isa,
+            .id = row.kernel_id,
             .mr = Blocking<Arch>::MR,
             .nr = Blocking<Arch>::NR,
             .packed_size = packed_size<Arch>,

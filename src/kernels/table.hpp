@@ -1,11 +1,13 @@
 // The interface between the baseline driver (attention.cpp) and one ISA's kernels.
 //
-// Each ISA translation unit fills one KernelTable of plain function pointers; the driver picks
+// Each ISA translation unit fills one KernelTable of plain function pointers (its registry row,
+// src/registry.hpp, points at it); the driver picks
 // a table once per MyAttn and never looks at the CPU again. Only plain data crosses this
 // boundary, so no inline function is shared between objects built with different flags.
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"
@@ -42,6 +44,8 @@ struct SplitRows {
 
 struct KernelTable {
     Isa isa;
+    /// The registry row's kernel ID, e.g. "f32-linear-8x32-avx512".
+    std::string_view id;
     /// Register tile of the Linear micro-kernel: MR samples x NR output features (1 x 1 for
     /// scalar). Tests and benchmarks aim edge cases at them.
     std::size_t mr, nr;
@@ -74,11 +78,5 @@ struct KernelTable {
     void (*weighted_sum)(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
                          std::size_t L, std::size_t d, std::size_t ldv, float* a, std::size_t lda);
 };
-
-// One accessor per ISA, each defined in its own translation unit (src/isa/<isa>.cpp).
-const KernelTable& scalar_table();
-const KernelTable& avx2_table();
-const KernelTable& avx512_table();
-const KernelTable& neon_table();
 
 } // namespace myattn::detail

@@ -1,5 +1,6 @@
 #include "args.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "myattn/errors.hpp"
@@ -54,8 +55,13 @@ std::optional<Isa> Args::isa() const {
     const auto v = get("isa");
     if (!v) return std::nullopt;
     const auto isa = parse_isa(*v);
-    if (!isa) throw UsageError(command_ + ": --isa " + *v + ": unknown ISA (expected scalar, avx2, avx512 or neon)");
-    set_isa(*isa); // throws IsaError if this build or CPU cannot run it
+    const std::vector<Isa> runnable = runnable_isas();
+    if (!isa)
+        throw UsageError(command_ + ": --isa " + *v + ": unknown ISA (this build runs " + to_string(runnable, ", ") +
+                         " here)");
+    if (std::find(runnable.begin(), runnable.end(), *isa) == runnable.end())
+        throw IsaError("--isa " + *v + ": not runnable here (compiled: " + to_string(compiled_isas(), ", ") +
+                       "; this CPU runs: " + to_string(runnable, ", ") + ")");
     return isa;
 }
 

@@ -30,7 +30,8 @@ class Args {
     [[nodiscard]] std::optional<std::size_t> integer(const std::string& name, std::size_t least) const;
     /// A positive integer option.
     [[nodiscard]] std::optional<std::size_t> count(const std::string& name) const { return integer(name, 1); }
-    /// `--isa NAME`, checked against the ISAs this machine runs.
+    /// `--isa NAME`, checked against the ISAs this build runs on this machine (UsageError or
+    /// IsaError); changes nothing: the caller passes it to MyAttn.
     [[nodiscard]] std::optional<Isa> isa() const;
 
   private:

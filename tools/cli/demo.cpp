@@ -29,8 +29,9 @@ void print_head(const char* name, const std::vector<float>& v, std::size_t n) {
 int demo(std::span<char* const> args) {
     const Args opts("demo", args, {"isa", "threads", "seed"});
     if (opts.help()) {
-        std::puts("usage: myattn demo [--isa NAME] [--threads N] [--seed N]\n\n"
-                  "Runs the article's example, MyAttn(32, 32, 32, 64, 32) with nn.Linear-style random\n"
+        std::printf("usage: myattn demo [--isa %s] [--threads N] [--seed N]\n\n",
+                    to_string(compiled_isas(), "|").c_str());
+        std::puts("Runs the article's example, MyAttn(32, 32, 32, 64, 32) with nn.Linear-style random\n"
                   "weights on random Q [1, 1, 32], K [1, 1, 32], V [1, 32, 64], and prints the shapes\n"
                   "and first values of output and attn_weights.");
         return 0;

@@ -6,34 +6,22 @@
 #include "myattn/myattn.hpp"
 
 namespace myattn::cli {
-namespace {
-
-std::string join(const std::vector<Isa>& isas) {
-    std::string s;
-    for (Isa isa : isas) {
-        if (!s.empty()) s += ' ';
-        s += isa_name(isa);
-    }
-    return s;
-}
-
-} // namespace
-
 int info(std::span<char* const> args) {
     const Args opts("info", args, {});
     if (opts.help()) {
         std::puts("usage: myattn info\n\nPrints the CPU features seen, the ISAs compiled in, those this CPU runs,\n"
-                  "and the active ISA with the reason for the choice (MYATTN_ISA forces one).");
+                  "and the active ISA with the reason for the choice (MYATTN_ISA forces one) and its kernel ID.");
         return 0;
     }
     std::printf("myattn %s\n", version_string);
     std::printf("cpu features:  %s\n", to_string(cpu_features()).c_str());
-    std::printf("compiled isas: %s\n", join(compiled_isas()).c_str());
-    std::printf("runnable isas: %s\n", join(runnable_isas()).c_str());
+    std::printf("compiled isas: %s\n", to_string(compiled_isas()).c_str());
+    std::printf("runnable isas: %s\n", to_string(runnable_isas()).c_str());
     std::fflush(stdout);
     // Last, so that an unusable MYATTN_ISA (an error, exit 2) still shows all of the above.
     const Isa active = active_isa();
     std::printf("active isa:    %s (%s)\n", std::string(isa_name(active)).c_str(), active_isa_reason().c_str());
+    std::printf("kernels:       %s\n", std::string(kernel_id(active)).c_str());
     return 0;
 }
 

@@ -21,9 +21,10 @@ const safetensors::Tensor& input(const safetensors::TensorMap& map, const std::s
 int run(std::span<char* const> args) {
     const Args opts("run", args, {"weights", "inputs", "output", "isa", "threads", "prefix"});
     if (opts.help()) {
-        std::puts("usage: myattn run --weights W.safetensors --inputs I.safetensors --output O.safetensors\n"
-                  "                  [--isa scalar|avx2|avx512|neon] [--threads N] [--prefix P]\n\n"
-                  "W holds the PyTorch state_dict tensors attn.weight [L, q+k], attn.bias [L],\n"
+        std::printf("usage: myattn run --weights W.safetensors --inputs I.safetensors --output O.safetensors\n"
+                    "                  [--isa %s] [--threads N] [--prefix P]\n\n",
+                    to_string(compiled_isas(), "|").c_str());
+        std::puts("W holds the PyTorch state_dict tensors attn.weight [L, q+k], attn.bias [L],\n"
                   "attn_combine.weight [o, q+d], attn_combine.bias [o] (F32, F64, F16 or BF16),\n"
                   "each named with the prefix P if given (e.g. --prefix decoder.attn.).\n"
                   "q is the file's metadata myattn.<P>query_size if it has one, else Q's width.\n"
