@@ -29,16 +29,17 @@ void linear(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, s
     const myattn::Dims& d = shape->dims;
     const std::size_t q = d.query_size, k = d.key_size, L = d.value_size1, v = d.value_size2, o = d.output_size;
     // Aligned as MyAttn aligns its packed weights.
-    myattn::detail::AlignedBuffer packed1(kt.linear_packed_size(L, q + k)), packed2(kt.linear_packed_size(o, q + v));
-    kt.pack_linear(w.params.attn_weight().data(), w.params.attn_bias().data(), L, q + k, packed1.data());
-    kt.pack_linear(w.params.combine_weight().data(), w.params.combine_bias().data(), o, q + v, packed2.data());
+    const myattn::detail::LinearLayout l1 = kt.linear_layout(L, q + k), l2 = kt.linear_layout(o, q + v);
+    myattn::detail::AlignedBuffer packed1(l1.size), packed2(l2.size);
+    kt.pack_linear(l1, w.params.attn_weight().data(), w.params.attn_bias().data(), packed1.data());
+    kt.pack_linear(l2, w.params.combine_weight().data(), w.params.combine_bias().data(), packed2.data());
     // The combine's second input, a, is the weighted sum's output: any values do.
     const std::vector<float> a(w.V.begin(), w.V.begin() + std::ptrdiff_t(batch * v));
     std::vector<float> scores(batch * L), out(batch * o);
     const SplitRows qk{w.Q.data(), q, q, w.K.data(), k, k}, qa{w.Q.data(), q, q, a.data(), v, v};
     for (auto _ : state) {
-        kt.linear(packed1.data(), L, batch, qk, scores.data(), L);
-        kt.linear(packed2.data(), o, batch, qa, out.data(), o);
+        kt.linear(l1, packed1.data(), qk, batch, {0, L}, scores.data(), L);
+        kt.linear(l2, packed2.data(), qa, batch, {0, o}, out.data(), o);
         benchmark::ClobberMemory();
     }
     counters(state, batch, 2.0 * double(L * (q + k) + o * (q + v)), 4.0 * double(q + k + L + q + v + o),
@@ -68,7 +69,16 @@ void weighted_sum(benchmark::State& state, myattn::Isa isa, const NamedShape* sh
     const std::vector<float> weights(w.V.end() - std::ptrdiff_t(batch * L), w.V.end());
     std::vector<float> a(batch * v);
     for (auto _ : state) {
-        kt.weighted_sum(batch, weights.data(), L, w.V.data(), L * v, L, v, v, a.data(), v);
+        kt.weighted_sum({.rows = batch,
+                         .w = weights.data(),
+                         .ldw = L,
+                         .V = w.V.data(),
+                         .v_stride = L * v,
+                         .L = L,
+                         .d = v,
+                         .a = a.data(),
+                         .lda = v},
+                        {0, v});
         benchmark::ClobberMemory();
     }
     counters(state, batch, 2.0 * double(L * v), 4.0 * double(L + L * v + v), 0);

@@ -21,6 +21,8 @@ namespace {
 
 using detail::Batch;
 using detail::KernelTable;
+using detail::LinearLayout;
+using detail::PackedLayout;
 
 std::string shape_str(std::initializer_list<std::size_t> s) { return Shape(s).to_string(); }
 
@@ -97,7 +99,7 @@ InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTe
 
 // Validates every tensor against Dims and each other; nothing is written before this returns.
 Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V,
-                    const MutableTensor& output, const MutableTensor& attn_weights, std::size_t& batch) {
+                    const MutableTensor& output, const MutableTensor& attn_weights) {
     const std::size_t L = dims.value_size1, o = dims.output_size;
     const InputSizes sizes = validate_inputs(dims, Q, K, V);
     const std::size_t B = sizes.B; // a plain variable: clang 14 cannot capture structured bindings
@@ -118,8 +120,14 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
                 if (out.overlaps(in))
                     throw ArgumentError(std::string(out.name) + ": output buffer overlaps " + in.name);
 
-    batch = B;
-    return Batch{Q.data, K.data, V.data, sizes.k_stride, sizes.v_stride, output.data, attn_weights.data};
+    return Batch{.B = B,
+                 .Q = Q.data,
+                 .K = K.data,
+                 .V = V.data,
+                 .k_stride = sizes.k_stride,
+                 .v_stride = sizes.v_stride,
+                 .output = output.data,
+                 .attn_weights = attn_weights.data};
 }
 
 // Per-thread scratch that grows to the largest tile seen and is then reused: after the first
@@ -132,8 +140,7 @@ float* thread_scratch(std::size_t floats) {
 
 #ifdef MYATTN_WITH_TBB
 // Too few samples for one tile per thread, but large Linears (shape X at B = 1): the threads
-// share each Linear's output features instead, in whole panels of NR. A full panel holds
-// NR * (in + 1) floats (kernels/linear.hpp), so features [j0, j1) start at j0 * (in + 1). Each
+// share each Linear's output features instead, in whole panels as the layout gives them. Each
 // output is still computed by the same kernel in the same order: the bits do not change.
 constexpr double split_min_flops = 1 << 22; // ~40 µs of one core: dwarfs a parallel_for's cost
 
@@ -144,39 +151,50 @@ bool large_linears(const Dims& d) {
 }
 
 bool split_features(const KernelTable& k, const Dims& d, std::size_t B, std::size_t threads) {
-    return k.nr > 1 && (B + k.mr - 1) / k.mr < threads && large_linears(d);
+    return (B + k.mr - 1) / k.mr < threads && large_linears(d);
 }
 
-void linear_by_features(const KernelTable& k, const float* W, std::size_t out, std::size_t rows,
+void linear_by_features(const KernelTable& k, const LinearLayout& l, const float* packed, std::size_t rows,
                         const detail::SplitRows& x, float* y) {
-    const std::size_t panels = (out + k.nr - 1) / k.nr, in = x.n1 + x.n2;
+    const std::size_t panels = (l.out + l.panel - 1) / l.panel;
     detail::parallel_for(panels, [&](const tbb::blocked_range<std::size_t>& r) {
-        const std::size_t j0 = r.begin() * k.nr, j1 = std::min(out, r.end() * k.nr);
-        k.linear(W + j0 * (in + 1), j1 - j0, rows, x, y + j0, out);
+        k.linear(l, packed, x, rows, {r.begin() * l.panel, std::min(l.out, r.end() * l.panel)}, y, l.out);
     });
 }
 
 // The weighted sums too, in blocks of columns (each column's chain is the same whichever task
 // runs it): X's 2 MiB of V at B = 1 is a tenth of the call on one thread.
-void weighted_sum_by_columns(const KernelTable& k, const Dims& d, const Batch& x, std::size_t B, float* a) {
+void weighted_sum_by_columns(const KernelTable& k, const Dims& d, const Batch& x, float* a) {
     const std::size_t L = d.value_size1, D = d.value_size2;
     constexpr std::size_t block = 256; // columns per task: 1 KiB of each V row, whole cache lines
     const std::size_t blocks = (D + block - 1) / block;
-    detail::parallel_for(B * blocks, [&](const tbb::blocked_range<std::size_t>& r) {
+    detail::parallel_for(x.B * blocks, [&](const tbb::blocked_range<std::size_t>& r) {
         for (std::size_t t = r.begin(); t < r.end(); ++t) {
-            const std::size_t b = t / blocks, j0 = t % blocks * block, n = std::min(block, D - j0);
-            k.weighted_sum(1, x.attn_weights + b * L, L, x.V + b * x.v_stride + j0, 0, L, n, D, a + b * D + j0, D);
+            const std::size_t b = t / blocks, j0 = t % blocks * block;
+            k.weighted_sum({.rows = 1,
+                            .w = x.attn_weights + b * L,
+                            .ldw = L,
+                            .V = x.V + b * x.v_stride,
+                            .v_stride = 0,
+                            .L = L,
+                            .d = D,
+                            .a = a + b * D,
+                            .lda = D},
+                           {j0, std::min(D, j0 + block)});
         }
     });
 }
 
-void forward_by_features(const KernelTable& k, const Dims& d, const float* packed, const Batch& x, std::size_t B) {
-    const std::size_t q = d.query_size, kk = d.key_size, L = d.value_size1, D = d.value_size2;
-    float* a = thread_scratch(B * D);
-    linear_by_features(k, packed, L, B, {x.Q, q, q, x.K, x.k_stride, kk}, x.attn_weights);
-    for (std::size_t b = 0; b < B; ++b) k.softmax(x.attn_weights + b * L, L);
-    weighted_sum_by_columns(k, d, x, B, a);
-    linear_by_features(k, packed + k.linear_packed_size(L, q + kk), d.output_size, B, {x.Q, q, q, a, D, D}, x.output);
+void forward_by_features(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
+                         const Batch& x) {
+    const std::size_t q = d.query_size, L = d.value_size1, D = d.value_size2;
+    float* a = thread_scratch(x.B * D);
+    linear_by_features(k, layout.scores, packed, x.B,
+                       {.x1 = x.Q, .ld1 = q, .n1 = q, .x2 = x.K, .ld2 = x.k_stride, .n2 = d.key_size}, x.attn_weights);
+    for (std::size_t b = 0; b < x.B; ++b) k.softmax(x.attn_weights + b * L, L);
+    weighted_sum_by_columns(k, d, x, a);
+    linear_by_features(k, layout.combine, packed, x.B, {.x1 = x.Q, .ld1 = q, .n1 = q, .x2 = a, .ld2 = D, .n2 = D},
+                       x.output);
 }
 #endif
 
@@ -185,6 +203,7 @@ void forward_by_features(const KernelTable& k, const Dims& d, const float* packe
 struct MyAttn::Impl {
     Parameters params;
     const KernelTable* kernels;
+    PackedLayout layout;
     detail::AlignedBuffer packed;
 };
 
@@ -193,12 +212,14 @@ MyAttn::MyAttn(Parameters params) : MyAttn(std::move(params), active_isa()) {}
 MyAttn::MyAttn(Parameters params, Isa isa) {
     const KernelTable& kernels = detail::kernels_for(isa);
     const Dims& d = params.dims();
-    detail::AlignedBuffer packed(kernels.packed_size(d));
-    kernels.pack(d,
-                 {params.attn_weight().data(), params.attn_bias().data(), params.combine_weight().data(),
-                  params.combine_bias().data()},
-                 packed.data());
-    impl_ = std::make_unique<Impl>(Impl{std::move(params), &kernels, std::move(packed)});
+    detail::AlignedBuffer packed(kernels.layout(d).size);
+    const PackedLayout layout = kernels.pack(d,
+                                             {.attn_weight = params.attn_weight().data(),
+                                              .attn_bias = params.attn_bias().data(),
+                                              .combine_weight = params.combine_weight().data(),
+                                              .combine_bias = params.combine_bias().data()},
+                                             packed.data());
+    impl_ = std::make_unique<Impl>(Impl{std::move(params), &kernels, layout, std::move(packed)});
 }
 
 MyAttn::~MyAttn() = default;
@@ -218,18 +239,19 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
                      MutableTensor attn_weights) const {
     const Impl& state = impl();
     const Dims& dims = state.params.dims();
-    std::size_t B = 0;
-    const Batch batch = validate_call(dims, Q, K, V, output, attn_weights, B);
+    const Batch batch = validate_call(dims, Q, K, V, output, attn_weights);
+    const std::size_t B = batch.B;
     if (B == 0) return;
 
     const KernelTable& kernels = *state.kernels;
+    const PackedLayout& layout = state.layout;
     const float* packed = state.packed.data();
 #ifdef MYATTN_WITH_TBB
     // One group of samples through small Linears is one task on this thread, whatever the
     // arena: asking it costs a tenth of such a call (shape S at B = 1).
     const bool one_task = B <= kernels.mr && !large_linears(dims);
     const auto threads = one_task ? 1 : static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
-    if (split_features(kernels, dims, B, threads)) return forward_by_features(kernels, dims, packed, batch, B);
+    if (split_features(kernels, dims, B, threads)) return forward_by_features(kernels, dims, layout, packed, batch);
 #else
     const std::size_t threads = 1;
 #endif
@@ -239,7 +261,7 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
     auto run_tiles = [&](std::size_t first, std::size_t last) {
         float* scratch = thread_scratch(kernels.scratch_size(dims, rows));
         for (std::size_t t = first; t < last; ++t)
-            kernels.forward(dims, packed, batch, t * rows, std::min(B, (t + 1) * rows), scratch);
+            kernels.forward(dims, layout, packed, batch, {t * rows, std::min(B, (t + 1) * rows)}, scratch);
     };
 #ifdef MYATTN_WITH_TBB
     if (tiles > 1) {

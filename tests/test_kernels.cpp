@@ -207,11 +207,17 @@ TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA cha
                         std::mt19937_64 rng(out * 1000 + rows * 10 + n);
                         const std::vector<float> W = normal(rng, out * n), b = normal(rng, out),
                                                  x1 = normal(rng, rows * ld1), x2 = normal(rng, rows * (in.n2 + 1));
-                        std::vector<float> packed(t.linear_packed_size(out, n));
-                        t.pack_linear(W.data(), b.data(), out, n, packed.data());
-                        std::vector<float> y(rows * ldy, sentinel);
-                        t.linear(packed.data(), out, rows, {x1.data(), ld1, in.n1, x2.data(), ld2, in.n2}, y.data(),
-                                 ldy);
+                        const detail::LinearLayout l = t.linear_layout(out, n);
+                        REQUIRE(l.panel == nr);
+                        std::vector<float> packed(l.size);
+                        t.pack_linear(l, W.data(), b.data(), packed.data());
+                        const detail::SplitRows x{
+                            .x1 = x1.data(), .ld1 = ld1, .n1 = in.n1, .x2 = x2.data(), .ld2 = ld2, .n2 = in.n2};
+                        std::vector<float> y(rows * ldy, sentinel), tail(rows * ldy, sentinel);
+                        t.linear(l, packed.data(), x, rows, {0, out}, y.data(), ldy);
+                        // The features from the second panel on, as a work split runs them.
+                        const std::size_t from = std::min(out, l.panel);
+                        t.linear(l, packed.data(), x, rows, {from, out}, tail.data(), ldy);
                         for (std::size_t r = 0; r < rows; ++r) {
                             const float* xr1 = x1.data() + r * ld1;
                             const float* xr2 = x2.data() + r * ld2;
@@ -230,8 +236,12 @@ TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA cha
                             for (std::size_t j = 0; j < out; ++j) {
                                 CAPTURE(r, j, y[r * ldy + j], want[j]);
                                 REQUIRE(same_bits(y[r * ldy + j], want[j]));
+                                REQUIRE(same_bits(tail[r * ldy + j], j < from ? sentinel : want[j]));
                             }
-                            for (std::size_t j = out; j < ldy; ++j) REQUIRE(same_bits(y[r * ldy + j], sentinel));
+                            for (std::size_t j = out; j < ldy; ++j) {
+                                REQUIRE(same_bits(y[r * ldy + j], sentinel));
+                                REQUIRE(same_bits(tail[r * ldy + j], sentinel));
+                            }
                         }
                     }
     }
@@ -255,8 +265,26 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
                 std::vector<float> copies;
                 for (std::size_t r = 0; r < rows; ++r) copies.insert(copies.end(), V.begin(), V.end());
                 std::vector<float> shared_a(rows * lda, sentinel), copied_a(rows * lda, sentinel);
-                t.weighted_sum(rows, w.data(), ldw, V.data(), 0, L, d, d, shared_a.data(), lda);
-                t.weighted_sum(rows, w.data(), ldw, copies.data(), L * d, L, d, d, copied_a.data(), lda);
+                t.weighted_sum({.rows = rows,
+                                .w = w.data(),
+                                .ldw = ldw,
+                                .V = V.data(),
+                                .v_stride = 0,
+                                .L = L,
+                                .d = d,
+                                .a = shared_a.data(),
+                                .lda = lda},
+                               {0, d});
+                t.weighted_sum({.rows = rows,
+                                .w = w.data(),
+                                .ldw = ldw,
+                                .V = copies.data(),
+                                .v_stride = L * d,
+                                .L = L,
+                                .d = d,
+                                .a = copied_a.data(),
+                                .lda = lda},
+                               {0, d});
                 for (std::size_t r = 0; r < rows; ++r) {
                     std::vector<float> want(d);
                     if (isa == Isa::scalar)
@@ -300,7 +328,16 @@ TEST_CASE(
                 while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
                 std::copy(V.begin(), V.end(), base + shift);
                 std::vector<float> a(rows * lda, sentinel);
-                t.weighted_sum(rows, w.data(), ldw, base + shift, L * d, L, d, d, a.data(), lda);
+                t.weighted_sum({.rows = rows,
+                                .w = w.data(),
+                                .ldw = ldw,
+                                .V = base + shift,
+                                .v_stride = L * d,
+                                .L = L,
+                                .d = d,
+                                .a = a.data(),
+                                .lda = lda},
+                               {0, d});
                 for (std::size_t r = 0; r < rows; ++r) {
                     std::vector<float> want(d, 0.0f);
                     if (isa == Isa::scalar)
@@ -321,14 +358,21 @@ TEST_CASE(
                                          {256, 3},
                                          {d - 300, 300},
                                          {0, std::min<std::size_t>(d, 1030)}}) {
-                        std::vector<float> block(n + 1, sentinel);
-                        t.weighted_sum(1, w.data() + r * ldw, ldw, base + shift + r * L * d + j0, 0, L, n, d,
-                                       block.data(), n);
-                        for (std::size_t j = 0; j < n; ++j) {
+                        std::vector<float> block(d, sentinel);
+                        t.weighted_sum({.rows = 1,
+                                        .w = w.data() + r * ldw,
+                                        .ldw = ldw,
+                                        .V = base + shift + r * L * d,
+                                        .v_stride = 0,
+                                        .L = L,
+                                        .d = d,
+                                        .a = block.data(),
+                                        .lda = d},
+                                       {j0, j0 + n});
+                        for (std::size_t j = 0; j < d; ++j) {
                             CAPTURE(r, j0, n, j);
-                            REQUIRE(same_bits(block[j], want[j0 + j]));
+                            REQUIRE(same_bits(block[j], j >= j0 && j < j0 + n ? want[j] : sentinel));
                         }
-                        REQUIRE(same_bits(block[n], sentinel));
                     }
                     for (std::size_t j = d; j < lda; ++j) REQUIRE(same_bits(a[r * lda + j], sentinel));
                 }
@@ -341,9 +385,15 @@ TEST_CASE("kernels: forward gives a sample the same bits in any tile and any pos
         const detail::KernelTable& t = detail::kernels_for(isa);
         const Dims d{5, 7, 19, 13, 3};
         const Parameters p = Parameters::random(d, 3);
-        std::vector<float> packed(t.packed_size(d));
-        t.pack(d, {p.attn_weight().data(), p.attn_bias().data(), p.combine_weight().data(), p.combine_bias().data()},
-               packed.data());
+        std::vector<float> packed(t.layout(d).size);
+        const detail::PackedLayout layout = t.pack(d,
+                                                   {.attn_weight = p.attn_weight().data(),
+                                                    .attn_bias = p.attn_bias().data(),
+                                                    .combine_weight = p.combine_weight().data(),
+                                                    .combine_bias = p.combine_bias().data()},
+                                                   packed.data());
+        REQUIRE(layout.size == packed.size());
+        REQUIRE(layout.combine.offset == layout.scores.offset + layout.scores.size);
         const std::size_t B = 3 * t.mr + 2;
         for (bool shared : {false, true}) {
             CAPTURE(shared);
@@ -352,14 +402,16 @@ TEST_CASE("kernels: forward gives a sample the same bits in any tile and any pos
             std::vector<float> out_all(B * d.output_size), w_all(B * d.value_size1);
             std::vector<float> out_one(out_all.size()), w_one(w_all.size());
             std::vector<float> scratch(t.scratch_size(d, B));
-            t.forward(d, packed.data(), {x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_all.data(), w_all.data()}, 0,
-                      B, scratch.data());
+            t.forward(d, layout, packed.data(),
+                      {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_all.data(), w_all.data()}, {0, B},
+                      scratch.data());
             // The same samples in tiles of 1, 2, 3, ... starting at every offset.
             for (std::size_t begin = 0, size = 1; begin < B; begin += size, ++size) {
                 const std::size_t end = std::min(B, begin + size);
                 std::vector<float> s(t.scratch_size(d, end - begin));
-                t.forward(d, packed.data(), {x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_one.data(), w_one.data()},
-                          begin, end, s.data());
+                t.forward(d, layout, packed.data(),
+                          {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_one.data(), w_one.data()}, {begin, end},
+                          s.data());
             }
             for (std::size_t i = 0; i < out_all.size(); ++i) REQUIRE(same_bits(out_all[i], out_one[i]));
             for (std::size_t i = 0; i < w_all.size(); ++i) REQUIRE(same_bits(w_all[i], w_one[i]));

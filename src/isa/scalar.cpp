@@ -9,55 +9,54 @@
 namespace myattn::detail {
 namespace {
 
-// "Packing" a Linear is a plain copy: W, then b.
-std::size_t linear_packed_size(std::size_t out, std::size_t in) { return out * (in + 1); }
-
-void pack_linear(const float* W, const float* b, std::size_t out, std::size_t in, float* packed) {
-    std::copy_n(b, out, std::copy_n(W, out * in, packed));
+// "Packing" a Linear is a plain copy: W, then b; a panel is one output feature.
+LinearLayout linear_layout(std::size_t out, std::size_t in) {
+    return {.offset = 0, .size = out * (in + 1), .out = out, .in = in, .panel = 1};
 }
 
-void linear(const float* packed, std::size_t out, std::size_t rows, const SplitRows& x, float* y, std::size_t ldy) {
-    const float* b = packed + out * (x.n1 + x.n2);
+void pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
+    std::copy_n(b, l.out, std::copy_n(W, l.out * l.in, packed + l.offset));
+}
+
+const float* weight(const LinearLayout& l, const float* packed) { return packed + l.offset; }
+const float* bias(const LinearLayout& l, const float* packed) { return packed + l.offset + l.out * l.in; }
+
+void linear(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f, float* y,
+            std::size_t ldy) {
+    const float* W = weight(l, packed) + f.begin * l.in;
+    const float* b = bias(l, packed) + f.begin;
     for (std::size_t r = 0; r < rows; ++r)
-        reference_linear<float>(packed, b, out, x.x1 + r * x.ld1, x.n1, x.x2 + r * x.ld2, x.n2, y + r * ldy);
+        reference_linear<float>(W, b, f.end - f.begin, x.x1 + r * x.ld1, x.n1, x.x2 + r * x.ld2, x.n2,
+                                y + r * ldy + f.begin);
 }
 
 void softmax(float* row, std::size_t n) { reference_softmax<float>(row, n); }
 
-void weighted_sum(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
-                  std::size_t L, std::size_t d, std::size_t ldv, float* a, std::size_t lda) {
-    for (std::size_t r = 0; r < rows; ++r)
-        reference_weighted_sum<float>(w + r * ldw, V + r * v_stride, L, d, ldv, a + r * lda);
+void weighted_sum(const WeightedSum& op, Range c) {
+    for (std::size_t r = 0; r < op.rows; ++r)
+        reference_weighted_sum<float>(op.w + r * op.ldw, op.V + r * op.v_stride + c.begin, op.L, c.end - c.begin, op.d,
+                                      op.a + r * op.lda + c.begin);
 }
 
-std::size_t packed_size(const Dims& d) {
-    return linear_packed_size(d.value_size1, d.query_size + d.key_size) +
-           linear_packed_size(d.output_size, d.query_size + d.value_size2);
-}
+PackedLayout layout(const Dims& d) { return module_layout(d, linear_layout); }
 
-// W1, b1, W2, b2 back to back.
-void pack(const Dims& d, const WeightsView& w, float* packed) {
-    pack_linear(w.attn_weight, w.attn_bias, d.value_size1, d.query_size + d.key_size, packed);
-    pack_linear(w.combine_weight, w.combine_bias, d.output_size, d.query_size + d.value_size2,
-                packed + linear_packed_size(d.value_size1, d.query_size + d.key_size));
-}
-
-WeightsView unpack(const Dims& d, const float* packed) {
-    WeightsView w{};
-    w.attn_weight = packed;
-    w.attn_bias = w.attn_weight + d.value_size1 * (d.query_size + d.key_size);
-    w.combine_weight = w.attn_bias + d.value_size1;
-    w.combine_bias = w.combine_weight + d.output_size * (d.query_size + d.value_size2);
-    return w;
+PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
+    const PackedLayout l = layout(d);
+    pack_linear(l.scores, w.attn_weight, w.attn_bias, packed);
+    pack_linear(l.combine, w.combine_weight, w.combine_bias, packed);
+    return l;
 }
 
 // The weighted sum `a` is the only intermediate not written to the caller's buffers.
 std::size_t scratch_size(const Dims& d, std::size_t /*rows*/) { return d.value_size2; }
 
-void forward(const Dims& d, const float* packed, const Batch& x, std::size_t begin, std::size_t end, float* scratch) {
-    const WeightsView w = unpack(d, packed);
+void forward(const Dims& d, const PackedLayout& l, const float* packed, const Batch& x, Range samples, float* scratch) {
+    const WeightsView w{.attn_weight = weight(l.scores, packed),
+                        .attn_bias = bias(l.scores, packed),
+                        .combine_weight = weight(l.combine, packed),
+                        .combine_bias = bias(l.combine, packed)};
     const std::size_t L = d.value_size1;
-    for (std::size_t b = begin; b < end; ++b)
+    for (std::size_t b = samples.begin; b < samples.end; ++b)
         reference_sample<float>(d, w, x.Q + b * d.query_size, x.K + b * x.k_stride, x.V + b * x.v_stride,
                                 x.attn_weights + b * L, scratch, x.output + b * d.output_size);
 }
@@ -65,15 +64,16 @@ void forward(const Dims& d, const float* packed, const Batch& x, std::size_t beg
 } // namespace
 
 const KernelTable& scalar_kernels() {
+    constexpr const Implementation& row = implementation(Isa::scalar);
     static constexpr KernelTable table{.isa = Isa::scalar,
-                                       .id = implementation(Isa::scalar).kernel_id,
-                                       .mr = implementation(Isa::scalar).mr,
-                                       .nr = implementation(Isa::scalar).nr,
-                                       .packed_size = packed_size,
+                                       .id = row.kernel_id,
+                                       .mr = row.mr,
+                                       .nr = row.nr,
+                                       .layout = layout,
                                        .pack = pack,
                                        .scratch_size = scratch_size,
                                        .forward = forward,
-                                       .linear_packed_size = linear_packed_size,
+                                       .linear_layout = linear_layout,
                                        .pack_linear = pack_linear,
                                        .linear = linear,
                                        .softmax = softmax,

@@ -3,7 +3,7 @@
 // A tile of samples runs in groups of MR: scores (straight into attn_weights) → softmax in
 // place → weighted sum into scratch → combine into output, so each group's Q, K and V rows,
 // weights and `a` are still in L1 for the next step. The packed weights are W1's panels then
-// W2's (pack_linear's layout each).
+// W2's (pack_linear's layout each, where layout() says).
 //
 // Only src/isa/<isa>.cpp includes this, once, and exports nothing but its table accessor.
 #pragma once
@@ -23,16 +23,16 @@ namespace myattn::detail {
 namespace {
 
 template <class Arch>
-std::size_t packed_size(const Dims& d) {
-    return linear_packed_size<Arch>(d.value_size1, d.query_size + d.key_size) +
-           linear_packed_size<Arch>(d.output_size, d.query_size + d.value_size2);
+PackedLayout layout(const Dims& d) {
+    return module_layout(d, linear_layout<Arch>);
 }
 
 template <class Arch>
-void pack(const Dims& d, const WeightsView& w, float* packed) {
-    pack_linear<Arch>(w.attn_weight, w.attn_bias, d.value_size1, d.query_size + d.key_size, packed);
-    pack_linear<Arch>(w.combine_weight, w.combine_bias, d.output_size, d.query_size + d.value_size2,
-                      packed + linear_packed_size<Arch>(d.value_size1, d.query_size + d.key_size));
+PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
+    const PackedLayout l = layout<Arch>(d);
+    pack_linear<Arch>(l.scores, w.attn_weight, w.attn_bias, packed);
+    pack_linear<Arch>(l.combine, w.combine_weight, w.combine_bias, packed);
+    return l;
 }
 
 /// `a` for one group of MR samples.
@@ -51,8 +51,9 @@ void forward_group(const Dims& dims, const float* W1, const float* W2, const Bat
                       o = dims.output_size;
     const float* Q = x.Q + g * q;
     float* w = x.attn_weights + g * L;
-    linear_rows<Arch, M>(W1, L, {Q, q, q, x.K + g * x.k_stride, x.k_stride, k}, w, L, pf);
-    const SplitRows qa{Q, q, q, scratch, d, d};
+    linear_rows<Arch, M>(W1, L, {.x1 = Q, .ld1 = q, .n1 = q, .x2 = x.K + g * x.k_stride, .ld2 = x.k_stride, .n2 = k}, w,
+                         L, pf);
+    const SplitRows qa{.x1 = Q, .ld1 = q, .n1 = q, .x2 = scratch, .ld2 = d, .n2 = d};
     float* y = x.output + g * o;
     // The combine's Q part first: it does not wait for the attention, so the core runs it
     // beside the softmax's chain of dependent steps. The second pass continues the same sums in
@@ -68,13 +69,14 @@ void forward_group(const Dims& dims, const float* W1, const float* W2, const Bat
 }
 
 template <class Arch>
-void forward(const Dims& dims, const float* packed, const Batch& x, std::size_t begin, std::size_t end,
+void forward(const Dims& dims, const PackedLayout& layout, const float* packed, const Batch& x, Range samples,
              float* scratch) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
-    const float* W1 = packed;
-    const float* W2 = packed + linear_packed_size<Arch>(dims.value_size1, dims.query_size + dims.key_size);
+    const std::size_t begin = samples.begin, end = samples.end;
+    const float* W1 = packed + layout.scores.offset;
+    const float* W2 = packed + layout.combine.offset;
     // Each full group requests the next group's V a few lines per step of its Linears, so that
-    // it streams in while they compute (shape S at B = 16384: 8% faster; T at 1024: 6-9%). Only
+    // it streams in while they compute (what it bought: docs/tuning.md). Only
     // V per sample, and at most Blocking::prefetch_limit bytes of it.
     const std::size_t v_bytes = x.v_stride * sizeof(float);
     const bool prefetch_v = v_bytes != 0 && MR * v_bytes <= Blocking<Arch>::prefetch_limit;
@@ -103,11 +105,11 @@ constexpr KernelTable make_table() {
             .id = row.kernel_id,
             .mr = Blocking<Arch>::MR,
             .nr = Blocking<Arch>::NR,
-            .packed_size = packed_size<Arch>,
+            .layout = layout<Arch>,
             .pack = pack<Arch>,
             .scratch_size = scratch_size<Arch>,
             .forward = forward<Arch>,
-            .linear_packed_size = linear_packed_size<Arch>,
+            .linear_layout = linear_layout<Arch>,
             .pack_linear = pack_linear<Arch>,
             .linear = linear<Arch>,
             .softmax = softmax<Arch>,

@@ -32,14 +32,20 @@ std::size_t last_panel_width(std::size_t out) {
 }
 
 template <class Arch>
-std::size_t linear_packed_size(std::size_t out, std::size_t in) {
+LinearLayout linear_layout(std::size_t out, std::size_t in) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
-    return (out - 1) / NR * NR * (in + 1) + last_panel_width<Arch>(out) * (in + 1);
+    return {.offset = 0,
+            .size = (out - 1) / NR * NR * (in + 1) + last_panel_width<Arch>(out) * (in + 1),
+            .out = out,
+            .in = in,
+            .panel = NR};
 }
 
 template <class Arch>
-void pack_linear(const float* W, const float* b, std::size_t out, std::size_t in, float* packed) {
+void pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
+    const std::size_t out = l.out, in = l.in;
+    packed += l.offset;
     for (std::size_t j0 = 0; j0 < out; j0 += NR) {
         const std::size_t width = out - j0 >= NR ? NR : last_panel_width<Arch>(out);
         for (std::size_t c = 0; c < width; ++c) {
@@ -157,11 +163,17 @@ void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float
     } while (k0 < k_end);
 }
 
+/// Output features [f.begin, f.end) of l: whole panels from f.begin, NR * (in + 1) floats each.
 template <class Arch>
-void linear(const float* packed, std::size_t out, std::size_t rows, const SplitRows& x, float* y, std::size_t ldy) {
+void linear(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f, float* y,
+            std::size_t ldy) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
+    packed += l.offset + f.begin * (l.in + 1);
+    y += f.begin;
+    const std::size_t out = f.end - f.begin;
     for (std::size_t r = 0; r < rows; r += MR) {
-        const SplitRows xr{x.x1 + r * x.ld1, x.ld1, x.n1, x.x2 + r * x.ld2, x.ld2, x.n2};
+        const SplitRows xr{
+            .x1 = x.x1 + r * x.ld1, .ld1 = x.ld1, .n1 = x.n1, .x2 = x.x2 + r * x.ld2, .ld2 = x.ld2, .n2 = x.n2};
         with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
             NoPrefetch none;
             linear_rows<Arch, M>(packed, out, xr, y + r * ldy, ldy, none);

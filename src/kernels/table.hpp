@@ -1,9 +1,14 @@
 // The interface between the baseline driver (attention.cpp) and one ISA's kernels.
 //
 // Each ISA translation unit fills one KernelTable of plain function pointers (its registry row,
-// src/registry.hpp, points at it); the driver picks
-// a table once per MyAttn and never looks at the CPU again. Only plain data crosses this
-// boundary, so no inline function is shared between objects built with different flags.
+// src/registry.hpp, points at it); the driver picks a table once per MyAttn and never looks at
+// the CPU again. Only plain data crosses this boundary, so no inline function is shared between
+// objects built with different flags.
+//
+// The interface is closed: only the kernel side knows how it packs the weights. `pack` returns
+// where each Linear lies and how wide its panels are, and the driver splits work through the
+// table (a Linear over a range of output features, a weighted sum over a range of columns)
+// without any layout arithmetic of its own.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +29,7 @@ struct WeightsView {
 
 /// One validated forward call over the caller's contiguous buffers.
 struct Batch {
+    std::size_t B;        // samples
     const float* Q;       // [B, q]
     const float* K;       // [B, k], or [k] shared
     const float* V;       // [B, L, d], or [L, d] shared
@@ -31,6 +37,25 @@ struct Batch {
     std::size_t v_stride; // L * d, or 0 when V is shared
     float* output;        // [B, o]
     float* attn_weights;  // [B, L]
+};
+
+/// One packed Linear y = b + W x, W [out, in]: `size` floats from `offset` in the packed
+/// buffer, in panels of `panel` output features (a work split cuts it at multiples of `panel`).
+struct LinearLayout {
+    std::size_t offset, size;
+    std::size_t out, in;
+    std::size_t panel;
+};
+
+/// The packed weights of the module: the scores' Linear, then the combine's.
+struct PackedLayout {
+    LinearLayout scores, combine;
+    std::size_t size; // floats in all
+};
+
+/// A half-open range [begin, end) of output features or columns.
+struct Range {
+    std::size_t begin, end;
 };
 
 /// The input rows of a Linear, [x1; x2], never concatenated: row r is the n1 floats at
@@ -42,41 +67,64 @@ struct SplitRows {
     std::size_t ld2, n2;
 };
 
+/// The operands of a weighted sum a[r, j] = sum_l w[r, l] V_r[l, j]: `rows` rows of weights
+/// (ldw floats apart), V_r = V + r * v_stride (0: one V shared by every row) of L rows of d
+/// floats, results ld_a floats apart.
+struct WeightedSum {
+    std::size_t rows;
+    const float* w;
+    std::size_t ldw;
+    const float* V;
+    std::size_t v_stride, L, d;
+    float* a;
+    std::size_t lda;
+};
+
 struct KernelTable {
     Isa isa;
     /// The registry row's kernel ID, e.g. "f32-linear-8x32-avx512".
     std::string_view id;
     /// Register tile of the Linear micro-kernel: MR samples x NR output features (1 x 1 for
-    /// scalar). Tests and benchmarks aim edge cases at them.
+    /// scalar). The driver tiles the batch in multiples of MR; tests and benchmarks aim edge
+    /// cases at both.
     std::size_t mr, nr;
-    /// Floats needed by the packed weights of `dims`.
-    std::size_t (*packed_size)(const Dims& dims);
-    /// Packs the weights once, at construction, into the layout this ISA's kernels read.
-    void (*pack)(const Dims& dims, const WeightsView& weights, float* packed);
+    /// Where pack puts each Linear of `dims`, and the floats it needs.
+    PackedLayout (*layout)(const Dims& dims);
+    /// Packs the weights once, at construction, into `packed` (layout(dims).size floats).
+    PackedLayout (*pack)(const Dims& dims, const WeightsView& weights, float* packed);
     /// Floats of scratch one thread needs to run `rows` samples at once.
     std::size_t (*scratch_size)(const Dims& dims, std::size_t rows);
     /// Runs samples [begin, end) of `batch`; `scratch` holds scratch_size(dims, end - begin)
     /// floats. Each sample's result depends on nothing but its own inputs, so results are
     /// bitwise identical whatever the tiling or the thread count.
-    void (*forward)(const Dims& dims, const float* packed, const Batch& batch, std::size_t begin, std::size_t end,
-                    float* scratch);
+    void (*forward)(const Dims& dims, const PackedLayout& layout, const float* packed, const Batch& batch,
+                    Range samples, float* scratch);
 
-    // The kernels forward composes, for per-kernel tests and benchmarks.
-    /// Floats needed by pack_linear for a Linear of `out` >= 1 features over `in` inputs.
-    std::size_t (*linear_packed_size)(std::size_t out, std::size_t in);
-    /// Packs W [out, in] (PyTorch layout) and b [out] for `linear`.
-    void (*pack_linear)(const float* W, const float* b, std::size_t out, std::size_t in, float* packed);
-    /// y[r * ldy + j] = b[j] + sum_i W[j, i] x_r[i] for r < rows, j < out, over x's split rows.
-    /// Writes nothing else.
-    void (*linear)(const float* packed, std::size_t out, std::size_t rows, const SplitRows& x, float* y,
-                   std::size_t ldy);
+    // The kernels forward composes, for work split across threads, per-kernel tests and benchmarks.
+    /// Where pack_linear puts a Linear of `out` >= 1 features over `in` inputs (offset 0).
+    LinearLayout (*linear_layout)(std::size_t out, std::size_t in);
+    /// Packs W [out, in] (PyTorch layout) and b [out] at packed + l.offset.
+    void (*pack_linear)(const LinearLayout& l, const float* W, const float* b, float* packed);
+    /// y[r * ldy + j] = b[j] + sum_i W[j, i] x_r[i] for r < rows and j in `features` (begin a
+    /// multiple of l.panel; end one too, or l.out). Writes nothing else.
+    void (*linear)(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range features,
+                   float* y, std::size_t ldy);
     /// Softmax of the n > 0 floats at row, in place; non-finite inputs as in PyTorch.
     void (*softmax)(float* row, std::size_t n);
-    /// a[r * lda + j] = sum_l w[r * ldw + l] V_r[l * ldv + j] for r < rows, j < d, where V_r =
-    /// V + r * v_stride (v_stride 0: one V shared by every row); ldv >= d (d: V is [L, d]; more:
-    /// a block of V's columns). Writes nothing else.
-    void (*weighted_sum)(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
-                         std::size_t L, std::size_t d, std::size_t ldv, float* a, std::size_t lda);
+    /// a[r * lda + j] for the columns j in `columns` of each row r. Writes nothing else.
+    void (*weighted_sum)(const WeightedSum& op, Range columns);
 };
 
+namespace {
+
+/// The module's two Linears back to back, each where `linear_layout` puts it.
+template <class LinearLayoutOf>
+PackedLayout module_layout(const Dims& d, LinearLayoutOf linear_layout) {
+    LinearLayout scores = linear_layout(d.value_size1, d.query_size + d.key_size);
+    LinearLayout combine = linear_layout(d.output_size, d.query_size + d.value_size2);
+    combine.offset = scores.offset + scores.size;
+    return {scores, combine, combine.offset + combine.size};
+}
+
+} // namespace
 } // namespace myattn::detail

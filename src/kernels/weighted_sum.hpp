@@ -16,6 +16,7 @@
 
 #include "kernels/blocking.hpp"
 #include "kernels/simd.hpp"
+#include "kernels/table.hpp"
 
 namespace myattn::detail {
 namespace {
@@ -118,18 +119,21 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::siz
         }
 }
 
+/// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d floats apart.
 template <class Arch>
-void weighted_sum(std::size_t rows, const float* w, std::size_t ldw, const float* V, std::size_t v_stride,
-                  std::size_t L, std::size_t d, std::size_t ldv, float* a, std::size_t lda) {
+void weighted_sum(const WeightedSum& op, Range c) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
-    if (v_stride != 0) {
-        for (std::size_t r = 0; r < rows; ++r)
-            weighted_sum_rows<Arch, 1>(w + r * ldw, ldw, V + r * v_stride, L, d, ldv, a + r * lda, lda);
+    const std::size_t n = c.end - c.begin, ldw = op.ldw, lda = op.lda;
+    const float* V = op.V + c.begin;
+    float* a = op.a + c.begin;
+    if (op.v_stride != 0) {
+        for (std::size_t r = 0; r < op.rows; ++r)
+            weighted_sum_rows<Arch, 1>(op.w + r * ldw, ldw, V + r * op.v_stride, op.L, n, op.d, a + r * lda, lda);
         return;
     }
-    for (std::size_t r = 0; r < rows; r += MR)
-        with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            weighted_sum_rows<Arch, M>(w + r * ldw, ldw, V, L, d, ldv, a + r * lda, lda);
+    for (std::size_t r = 0; r < op.rows; r += MR)
+        with_size<MR>(op.rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+            weighted_sum_rows<Arch, M>(op.w + r * ldw, ldw, V, op.L, n, op.d, a + r * lda, lda);
         });
 }
 
