@@ -41,7 +41,7 @@ int demo(std::span<char* const> args) {
     const std::size_t seed = opts.integer("seed", 0).value_or(2024);
 
     const Dims dims{32, 32, 32, 64, 32};
-    const MyAttn attn(Parameters::random(dims, seed), forced.value_or(active_isa()));
+    const MyAttn attn(Parameters::random(dims, seed), forced ? *forced : active_isa());
     std::mt19937 rng(static_cast<std::uint32_t>(seed));
     const std::vector<float> Q = randn(rng, 32), K = randn(rng, 32), V = randn(rng, 32 * 64);
     ForwardResult r;

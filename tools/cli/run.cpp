@@ -51,7 +51,7 @@ int run(std::span<char* const> args) {
     const bool states_q =
         safetensors::read_contents(weights_file).metadata.contains(Parameters::metadata_key(prefix, "query_size"));
     const auto q = states_q ? std::nullopt : std::optional<std::size_t>(Q.shape[2]);
-    const MyAttn attn(Parameters::load(weights_file, q, prefix), forced.value_or(active_isa()));
+    const MyAttn attn(Parameters::load(weights_file, q, prefix), forced ? *forced : active_isa());
 
     ForwardResult r;
     with_threads(threads, [&] { r = attn.forward(Q.view(), K.view(), V.view()); });
