@@ -13,8 +13,7 @@ std::size_t sysconf_or(int name, std::size_t fallback) {
 
 CacheSizes detect() {
     CacheSizes c;
-#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
-    c.l1d = sysconf_or(_SC_LEVEL1_DCACHE_SIZE, c.l1d);
+#if defined(_SC_LEVEL2_CACHE_SIZE)
     c.l2 = sysconf_or(_SC_LEVEL2_CACHE_SIZE, c.l2);
 #endif
     return c;

@@ -6,8 +6,9 @@
 
 namespace myattn::detail {
 
+// Only L2 is read (src/tiling.hpp); the register and L1 blocking is fixed per ISA at compile
+// time (kernels/blocking.hpp).
 struct CacheSizes {
-    std::size_t l1d = 32 * 1024;  // bytes per core
     std::size_t l2 = 1024 * 1024; // bytes per core
 };
 
