@@ -13,21 +13,6 @@ std::vector<int> thread_counts() {
     return all > 1 ? std::vector<int>{1, all} : std::vector<int>{1};
 }
 
-double flops_per_sample(const myattn::Dims& d) {
-    const double q = double(d.query_size), k = double(d.key_size), L = double(d.value_size1), v = double(d.value_size2),
-                 o = double(d.output_size);
-    return 2 * L * (q + k) + 2 * L * v + 2 * o * (q + v);
-}
-
-double bytes_per_sample(const myattn::Dims& d) {
-    return 4.0 * double(d.query_size + d.key_size + d.value_size1 * d.value_size2 + d.output_size + d.value_size1);
-}
-
-double weight_bytes(const myattn::Dims& d) {
-    return 4.0 *
-           double(d.value_size1 * (d.query_size + d.key_size + 1) + d.output_size * (d.query_size + d.value_size2 + 1));
-}
-
 void set_forward_counters(benchmark::State& state, const myattn::Dims& d, std::size_t batch) {
     const double calls = double(state.iterations()), samples = calls * double(batch);
     using benchmark::Counter;

@@ -1,4 +1,4 @@
-// What the benchmark files share: the reference shapes, the work counts of design.md §1, and
+// What the benchmark files share: the reference shapes and work counts (src/shapes.hpp), and
 // one cached set of inputs (with myattn's scalar result, the yardstick for the peers).
 #pragma once
 
@@ -10,19 +10,15 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "shapes.hpp"
 
 namespace myattn_bench {
 
-struct NamedShape {
-    const char* name;
-    myattn::Dims dims;
-};
-
-inline constexpr NamedShape shapes[] = {
-    {"S", {32, 32, 32, 64, 32}},
-    {"T", {256, 256, 10, 256, 256}},
-    {"X", {1024, 1024, 512, 1024, 1024}},
-};
+using myattn::detail::NamedShape;
+inline constexpr auto& shapes = myattn::detail::reference_shapes;
+using myattn::detail::bytes_per_sample;
+using myattn::detail::flops_per_sample;
+using myattn::detail::weight_bytes;
 
 inline constexpr std::size_t batches[] = {1, 64, 1024, 16384};
 
@@ -31,13 +27,6 @@ bool skipped(const NamedShape& shape, std::size_t batch);
 
 /// 1 and every hardware thread of the default arena (once if they are equal).
 std::vector<int> thread_counts();
-
-/// 2L(q+k) + 2Ld + 2o(q+d).
-double flops_per_sample(const myattn::Dims& d);
-/// 4(q + k + Ld + o + L): inputs read and outputs written once.
-double bytes_per_sample(const myattn::Dims& d);
-/// 4(L(q+k+1) + o(q+d+1)): the parameters, read once per call.
-double weight_bytes(const myattn::Dims& d);
 
 /// samples/s, GFLOP/s and GB/s of a forward over `batch` samples per iteration.
 void set_forward_counters(benchmark::State& state, const myattn::Dims& d, std::size_t batch);

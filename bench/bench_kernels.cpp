@@ -42,8 +42,8 @@ void linear(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, s
         kt.linear(l2, packed2.data(), qa, batch, {0, o}, out.data(), o);
         benchmark::ClobberMemory();
     }
-    counters(state, batch, 2.0 * double(L * (q + k) + o * (q + v)), 4.0 * double(q + k + L + q + v + o),
-             4.0 * double(L * (q + k + 1) + o * (q + v + 1)));
+    counters(state, batch, myattn::detail::linear_flops_per_sample(d), 4.0 * double(q + k + L + q + v + o),
+             weight_bytes(d));
 }
 
 void softmax(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, std::size_t batch) {

@@ -38,7 +38,7 @@ __attribute__((target("avx512f,fma"))) float fma_avx512(std::int64_t steps, floa
 #pragma GCC unroll 16
         for (int j = 0; j < chains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], a, b);
     for (int j = 1; j < chains; ++j) acc[0] = _mm512_add_ps(acc[0], acc[j]);
-    // Not _mm512_reduce_add_ps: GCC 12 warns falsely inside it (platform notes).
+    // Not _mm512_reduce_add_ps: GCC 12 warns falsely inside it (docs/platforms.md).
     alignas(64) float lanes[16];
     _mm512_store_ps(lanes, acc[0]);
     float s = 0;

@@ -21,8 +21,14 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("myattn_active_isa", std::string(myattn::isa_name(myattn::active_isa())));
     benchmark::AddCustomContext("cpu_features", myattn::to_string(myattn::cpu_features()));
     benchmark::AddCustomContext("peers", peers);
-    for (const myattn_bench::NamedShape& s : myattn_bench::shapes)
+    for (const myattn_bench::NamedShape& s : myattn_bench::shapes) {
         benchmark::AddCustomContext(std::string("shape_") + s.name, s.dims.to_string());
+        // The work counts tools/bench-report divides by: flops and bytes per sample, weight bytes.
+        benchmark::AddCustomContext(std::string("work_") + s.name,
+                                    "flops=" + std::to_string(myattn_bench::flops_per_sample(s.dims)) +
+                                        " bytes=" + std::to_string(myattn_bench::bytes_per_sample(s.dims)) +
+                                        " weights=" + std::to_string(myattn_bench::weight_bytes(s.dims)));
+    }
 
     using namespace myattn_bench;
     register_peak();

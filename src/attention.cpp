@@ -8,6 +8,7 @@
 #include "aligned_buffer.hpp"
 #include "dispatch.hpp"
 #include "myattn/errors.hpp"
+#include "shapes.hpp"
 #include "tiling.hpp"
 
 #ifdef MYATTN_WITH_TBB
@@ -144,11 +145,7 @@ float* thread_scratch(std::size_t floats) {
 // output is still computed by the same kernel in the same order: the bits do not change.
 constexpr double split_min_flops = 1 << 22; // ~40 µs of one core: dwarfs a parallel_for's cost
 
-bool large_linears(const Dims& d) {
-    const double flops = 2.0 * (double(d.value_size1) * double(d.query_size + d.key_size) +
-                                double(d.output_size) * double(d.query_size + d.value_size2));
-    return flops >= split_min_flops;
-}
+bool large_linears(const Dims& d) { return detail::linear_flops_per_sample(d) >= split_min_flops; }
 
 bool split_features(const KernelTable& k, const Dims& d, std::size_t B, std::size_t threads) {
     return (B + k.mr - 1) / k.mr < threads && large_linears(d);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "shapes.hpp"
 
 #ifdef MYATTN_WITH_TBB
 #include <tbb/task_arena.h>
@@ -89,7 +90,7 @@ TEST_CASE("forward allocates nothing after the first call on a thread", "[alloca
     // After the first call every lazily sized buffer has its size: the calls after it can only
     // repeat what the second one shows, and each costs seconds under qemu (tools/ci/old-cpus.sh).
     constexpr int calls = 3;
-    const myattn::Dims shapes[] = {{32, 32, 32, 64, 32}, {256, 256, 10, 256, 256}, {5, 7, 130, 3, 11}};
+    const myattn::Dims shapes[] = {myattn::detail::shape_S, myattn::detail::shape_T, {5, 7, 130, 3, 11}};
     for (const auto& d : shapes) {
         const myattn::MyAttn attn(myattn::Parameters::random(d, 1));
         CAPTURE(d.to_string(), myattn::isa_name(attn.isa()));

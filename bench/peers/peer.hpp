@@ -1,6 +1,6 @@
 // The module composed from another library, for comparison. Kept free of myattn and benchmark
 // headers: a peer's file may be compiled with its own ISA flags (eigen.cpp), and must share no
-// inline code with the baseline files (platform notes, the ODR trap).
+// inline code with the baseline files (the ODR trap of docs/platforms.md).
 #pragma once
 
 #include <cstddef>
