@@ -12,9 +12,12 @@
 #include <latch>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "shapes.hpp"
+#include "support/isas.hpp"
 #include "support/random.hpp"
 
 #ifdef MYATTN_WITH_TBB
@@ -147,37 +150,51 @@ TEST_CASE("concurrency: the first-use ISA choice is thread-safe", "[parallel]") 
     CHECK_FALSE(reasons[0].empty());
 }
 
-TEST_CASE("concurrency: results are bitwise the same for any thread count and tiling", "[parallel]") {
-    const Dims d{16, 12, 33, 20, 10};
-    const MyAttn attn(Parameters::random(d, 8));
-    const Inputs x = random_inputs(d, 300, false, false, 9); // B = 300: the driver runs ~16 tiles
-    const ForwardResult base = attn.forward(x.q(d), x.k(d), x.v(d));
+TEST_CASE("concurrency: results are bitwise the same for any thread count, tiling or feature split", "[parallel]") {
+    FOR_EACH_ISA(isa) {
+        const Dims d{16, 12, 33, 20, 10};
+        const MyAttn attn(Parameters::random(d, 8), isa);
+        const Inputs x = random_inputs(d, 300, false, false, 9); // B = 300: the driver runs ~16 tiles
+        const ForwardResult base = attn.forward(x.q(d), x.k(d), x.v(d));
 
-    // One sample at a time: no tiling, no parallelism.
-    std::vector<float> out(d.output_size), w(d.value_size1);
-    std::size_t per_sample_mismatches = 0;
-    for (std::size_t b = 0; b < x.B; ++b) {
-        attn.forward({x.Q.data() + b * d.query_size, {1, 1, d.query_size}},
-                     {x.K.data() + b * d.key_size, {1, 1, d.key_size}},
-                     {x.V.data() + b * d.value_size1 * d.value_size2, {1, d.value_size1, d.value_size2}},
-                     {out.data(), {1, 1, d.output_size}}, {w.data(), {1, d.value_size1}});
-        if (std::memcmp(out.data(), base.output.data() + b * d.output_size, out.size() * sizeof(float)) != 0 ||
-            std::memcmp(w.data(), base.attn_weights.data() + b * d.value_size1, w.size() * sizeof(float)) != 0)
-            ++per_sample_mismatches;
-    }
-    CHECK(per_sample_mismatches == 0);
+        // One sample at a time: no tiling, no parallelism.
+        std::vector<float> out(d.output_size), w(d.value_size1);
+        std::size_t per_sample_mismatches = 0;
+        for (std::size_t b = 0; b < x.B; ++b) {
+            attn.forward({x.Q.data() + b * d.query_size, {1, 1, d.query_size}},
+                         {x.K.data() + b * d.key_size, {1, 1, d.key_size}},
+                         {x.V.data() + b * d.value_size1 * d.value_size2, {1, d.value_size1, d.value_size2}},
+                         {out.data(), {1, 1, d.output_size}}, {w.data(), {1, d.value_size1}});
+            if (std::memcmp(out.data(), base.output.data() + b * d.output_size, out.size() * sizeof(float)) != 0 ||
+                std::memcmp(w.data(), base.attn_weights.data() + b * d.value_size1, w.size() * sizeof(float)) != 0)
+                ++per_sample_mismatches;
+        }
+        CHECK(per_sample_mismatches == 0);
 
 #ifdef MYATTN_WITH_TBB
-    // Allow 4 threads even on a 2-core machine (CI's): without this TBB caps every arena at the
-    // number of cores, and the 4-thread run would quietly use 2.
-    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
-    for (int n : {1, 2, 4}) {
-        CAPTURE(n);
-        tbb::task_arena arena(n);
-        ForwardResult r;
-        arena.execute([&] { r = attn.forward(x.q(d), x.k(d), x.v(d)); });
-        CHECK(same_bits(r.output, base.output));
-        CHECK(same_bits(r.attn_weights, base.attn_weights));
-    }
+        // Allow 4 threads even on a 2-core machine (CI's): without this TBB caps every arena at the
+        // number of cores, and the 4-thread run would quietly use 2.
+        const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+        // The 300 samples run as tiles; X at B <= 3 has more threads than tiles, so the threads
+        // share each Linear's features and the weighted sums' columns instead.
+        const MyAttn x_attn(Parameters::random(detail::shape_X, 21), isa);
+        const Inputs x1 = random_inputs(detail::shape_X, 1, false, false, 22),
+                     x3 = random_inputs(detail::shape_X, 3, false, true, 22);
+        const std::pair<const MyAttn*, const Inputs*> cases[] = {{&attn, &x}, {&x_attn, &x1}, {&x_attn, &x3}};
+        for (const auto& [a, in] : cases) {
+            const Dims& dims = a->dims();
+            std::vector<ForwardResult> results;
+            for (int n : {1, 2, 4}) {
+                tbb::task_arena arena(n);
+                arena.execute([&] { results.push_back(a->forward(in->q(dims), in->k(dims), in->v(dims))); });
+            }
+            CAPTURE(dims.to_string(), in->B);
+            if (in == &x) CHECK(same_bits(results[0].output, base.output));
+            for (const ForwardResult& r : results) {
+                CHECK(same_bits(r.output, results[0].output));
+                CHECK(same_bits(r.attn_weights, results[0].attn_weights));
+            }
+        }
 #endif
+    }
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <limits>
 
+#include "shapes.hpp"
 #include "support/check.hpp"
 #include "support/isas.hpp"
 #include "support/random.hpp"
@@ -63,7 +64,7 @@ TEST_CASE("forward: large batches and shared K / V", "[forward]") {
 
 TEST_CASE("forward: shape X", "[forward][large]") {
     FOR_EACH_ISA(isa) {
-        const Dims d{1024, 1024, 512, 1024, 1024};
+        const Dims d = detail::shape_X;
         check_against_oracle(isa, Parameters::random(d, 11), random_inputs(d, 2, false, false, 12));
     }
 }
@@ -171,30 +172,3 @@ TEST_CASE("forward: non-finite inputs follow PyTorch per sample", "[forward][non
         for (std::size_t l = 0; l < 21; ++l) CHECK(std::isnan(got.attn_weights[l]));
     }
 }
-
-#ifdef MYATTN_WITH_TBB
-#include <tbb/task_arena.h>
-
-TEST_CASE("forward: bitwise the same for any thread count, tiled or split by features", "[forward][parallel]") {
-    FOR_EACH_ISA(isa) {
-        // X at B <= 3 shares each Linear's features between threads when there are more threads
-        // than tiles; 300 samples of a small shape run as tiles. Either way: the same bits.
-        const std::pair<Dims, std::size_t> cases[] = {
-            {{1024, 1024, 512, 1024, 1024}, 1}, {{1024, 1024, 512, 1024, 1024}, 3}, {{33, 17, 70, 45, 29}, 300}};
-        for (const auto& [d, B] : cases) {
-            const MyAttn attn(Parameters::random(d, 21), isa);
-            const Inputs x = random_inputs(d, B, false, B == 3, 22);
-            std::vector<ForwardResult> results;
-            for (int threads : {1, 2, 4}) {
-                tbb::task_arena arena(threads);
-                arena.execute([&] { results.push_back(run(attn, x)); });
-            }
-            CAPTURE(d.to_string(), B);
-            for (const ForwardResult& r : results) {
-                CHECK(r.output == results[0].output);
-                CHECK(r.attn_weights == results[0].attn_weights);
-            }
-        }
-    }
-}
-#endif
