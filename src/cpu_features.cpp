@@ -1,5 +1,5 @@
 // CPU feature detection for dispatch. Done here rather than with xsimd: xsimd 8.1 read some
-// flags wrong on our Zen 4 and never checks that the OS saves the YMM/ZMM state (XGETBV).
+// flags wrong (docs/platforms.md) and never checks that the OS saves the YMM/ZMM state (XGETBV).
 #include <string>
 
 #include "myattn/isa.hpp"

@@ -75,7 +75,7 @@ TEST_CASE("limits: unknown fields and metadata are checked but not kept", "[safe
 }
 
 TEST_CASE("limits: parse time is linear in the tensor count", "[safetensors][limits]") {
-    // nlohmann's callback parser, used before, rescans an object's members each time one of
+    // nlohmann's callback parser rescans an object's members each time one of
     // them ends: quadratic in the tensor count (20 000 tiny tensors took 12 s, 80 000 took
     // 337 s). Sixteen times the tensors must take about sixteen times as long, not 256: the
     // bound of 64 leaves a factor of four either way. The ratio holds in any build and under an

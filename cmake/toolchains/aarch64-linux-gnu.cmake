@@ -21,6 +21,6 @@ set(CMAKE_LIBRARY_ARCHITECTURE ${_triple})
 
 # ctest, catch_discover_tests and the tests' MYATTN_CLI run target binaries through this.
 # Plain qemu-aarch64, never `-L /usr/aarch64-linux-gnu`: with libc6:arm64 installed that mixes
-# two glibc builds and TBB's parallel_for spins forever (../shared/platform-notes.md).
+# two glibc builds and TBB's parallel_for spins forever (docs/platforms.md).
 find_program(MYATTN_QEMU_AARCH64 qemu-aarch64 REQUIRED)
 set(CMAKE_CROSSCOMPILING_EMULATOR ${MYATTN_QEMU_AARCH64})

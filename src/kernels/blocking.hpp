@@ -54,7 +54,7 @@ struct Blocking {
     /// A V per sample whose rows are this long or longer (shape X: 4 KiB), and whole cache
     /// lines, streams row by row instead, the sums reloaded from L1 per row: one sequential
     /// stream across pages, which the hardware prefetchers follow better than a window's
-    /// several (X at B = 64: weighted sum about 30% faster). Shorter rows (T: 1 KiB) keep the
+    /// several (docs/tuning.md). Shorter rows (T: 1 KiB) keep the
     /// window: there the reloads cost more than they save.
     static constexpr std::size_t stream_row_bytes = 4096;
     /// Columns of the row stream's sums at once, in a stack buffer: 4 KiB, a quarter of L1.

@@ -3,7 +3,7 @@
 // Included only by the per-ISA translation units (src/isa/<isa>.cpp), never by baseline code.
 // Everything in kernels/ lives in an anonymous namespace: each ISA object gets its own private
 // copy, so the linker can never substitute one ISA's code for another's (the ODR trap of
-// ../shared/platform-notes.md). For the same reason the kernels call no std:: function
+// docs/platforms.md). For the same reason the kernels call no std:: function
 // templates (std::min, std::copy_n...), which would be weak symbols shared between objects.
 #pragma once
 

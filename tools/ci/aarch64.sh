@@ -44,6 +44,6 @@ grep -q '^compiled isas:.*\bneon\b' <<<"${info}" || { echo "aarch64: neon is not
 grep -q '^active isa: *neon ' <<<"${info}" || { echo "aarch64: the active ISA is not neon" >&2; exit 1; }
 qemu-aarch64 build/aarch64/tools/myattn demo
 
-# Timings under qemu mean nothing; correctness does. Always a timeout (platform notes: a wrong
+# Timings under qemu mean nothing; correctness does. Always a timeout (docs/platforms.md: a wrong
 # qemu -L makes TBB spin forever).
 ctest --preset aarch64 -j"${jobs}" --timeout 900

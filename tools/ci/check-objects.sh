@@ -2,7 +2,7 @@
 # Checks the objects of libmyattn.a for the two ways per-ISA translation units break older CPUs:
 #  1. a baseline (non-ISA) object containing AVX / AVX-512 code: any VEX/EVEX instruction
 #     (mnemonic v*), any ymm/zmm register or AVX-512 mask register (k0-k7, k* mask instructions);
-#  2. the ODR trap (../shared/platform-notes.md): a weak symbol (nm W/V/u) defined in more than
+#  2. the ODR trap (docs/platforms.md): a weak symbol (nm W/V/u) defined in more than
 #     one ISA object, or in an ISA object and a baseline object; the linker keeps one copy, which
 #     may be the AVX-encoded one, for every caller.
 # Checks build/release (reused from the release stage when present, built otherwise) and
