@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "support/isas.hpp"
 #include "support/random.hpp"
 #include "support/valid_call.hpp"
 
@@ -195,8 +196,7 @@ TEST_CASE("contract: misaligned pointers work on every runnable ISA, bitwise as 
     const Parameters p = Parameters::random(d, 17);
     const test::Inputs x = test::random_inputs(d, B, false, false, 18);
     const std::size_t nq = x.Q.size(), nk = x.K.size(), nv = x.V.size(), no = B * d.output_size, nw = B * d.value_size1;
-    for (Isa isa : runnable_isas()) {
-        CAPTURE(isa_name(isa));
+    FOR_EACH_ISA(isa) {
         const MyAttn attn(p, isa);
         const ForwardResult want = attn.forward(x.q(d), x.k(d), x.v(d));
         // Offsets of 1 to 15 floats: every misalignment a 16-float (64-byte) vector can see.
