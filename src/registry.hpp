@@ -14,6 +14,10 @@
 // static_asserts without sharing any code with the baseline objects (docs/platforms.md).
 // MYATTN_HAVE_<NAME> is defined for the library, its per-ISA objects, the tests and the
 // benchmarks alike, so that all of them see the same rows.
+//
+// Adding an implementation: src/isa/<name>.cpp (its table from make_table<Arch, Isa::<name>>()),
+// its accessor's declaration and its row here, and one myattn_isa(...) line in
+// cmake/MyattnIsa.cmake (plus an `Isa` enumerator if the public API does not name it yet).
 #pragma once
 
 #include <array>
