@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "support/isas.hpp"
 
 using namespace myattn;
 
@@ -56,11 +57,6 @@ std::vector<Case> cases() {
 
 std::string file(const Case& c, const char* kind) { return dir() + c.name + "." + kind + ".safetensors"; }
 
-std::vector<Isa> isas_under_test() {
-    if (std::getenv("MYATTN_ISA") != nullptr) return {active_isa()};
-    return runnable_isas();
-}
-
 /// max |got - truth| / max |truth|.
 double rel_error(const std::vector<float>& got, const std::vector<double>& truth) {
     REQUIRE(got.size() == truth.size());
@@ -92,9 +88,9 @@ Measure measure(const std::vector<float>& got, const std::vector<float>& torch_f
 } // namespace
 
 TEST_CASE("accuracy: within 1.5x PyTorch float32's error against float64, every regime", "[accuracy]") {
-    for (Isa isa : isas_under_test())
+    FOR_EACH_ISA(isa) {
         for (const Case& c : cases()) {
-            CAPTURE(isa_name(isa), c.name);
+            CAPTURE(c.name);
             const Parameters p = Parameters::load(file(c, "weights"), c.q);
             const auto in = safetensors::read(file(c, "inputs"));
             const auto ex = safetensors::read(file(c, "expected"));
@@ -120,4 +116,5 @@ TEST_CASE("accuracy: within 1.5x PyTorch float32's error against float64, every 
             CHECK(out.mine <= out.allowed);
             CHECK(w.mine <= w.allowed);
         }
+    }
 }

@@ -84,20 +84,22 @@ TEST_CASE("forward: scores of magnitude >= 100 stay finite and accurate", "[forw
 }
 
 TEST_CASE("forward: biases that dominate W x cost one rounding, not one per input", "[forward]") {
-    // Scores near -500 (and one sample's near +2000) from |W x| near 1, outputs near +-1e3: the
-    // bound charges the bias u |s|, so a sum that started from the bias (rounding every step at
-    // its magnitude) would exceed it.
-    const Dims d{48, 48, 40, 24, 16};
-    const Parameters r = Parameters::random(d, 21);
-    std::vector<float> b1(d.value_size1), b2(d.output_size);
-    for (std::size_t j = 0; j < b1.size(); ++j) b1[j] = -500.0f + 0.25f * static_cast<float>(j % 7);
-    for (std::size_t j = 0; j < b2.size(); ++j) b2[j] = (j % 2 == 0 ? 1e3f : -3e3f) + static_cast<float>(j);
-    const Parameters p(d, r.attn_weight(), b1, r.combine_weight(), b2);
-    check_against_oracle(p, random_inputs(d, 19, false, false, 22));
-    std::vector<float> b1_high(b1);
-    for (float& b : b1_high) b += 2500.0f;
-    check_against_oracle(Parameters(d, r.attn_weight(), b1_high, r.combine_weight(), b2),
-                         random_inputs(d, 7, true, false, 23));
+    FOR_EACH_ISA(isa) {
+        // Scores near -500 (and one sample's near +2000) from |W x| near 1, outputs near +-1e3: the
+        // bound charges the bias u |s|, so a sum that started from the bias (rounding every step at
+        // its magnitude) would exceed it.
+        const Dims d{48, 48, 40, 24, 16};
+        const Parameters r = Parameters::random(d, 21);
+        std::vector<float> b1(d.value_size1), b2(d.output_size);
+        for (std::size_t j = 0; j < b1.size(); ++j) b1[j] = -500.0f + 0.25f * static_cast<float>(j % 7);
+        for (std::size_t j = 0; j < b2.size(); ++j) b2[j] = (j % 2 == 0 ? 1e3f : -3e3f) + static_cast<float>(j);
+        const Parameters p(d, r.attn_weight(), b1, r.combine_weight(), b2);
+        check_against_oracle(isa, p, random_inputs(d, 19, false, false, 22));
+        std::vector<float> b1_high(b1);
+        for (float& b : b1_high) b += 2500.0f;
+        check_against_oracle(isa, Parameters(d, r.attn_weight(), b1_high, r.combine_weight(), b2),
+                             random_inputs(d, 7, true, false, 23));
+    }
 }
 
 TEST_CASE("forward: shared K / V give bitwise the same result as explicit copies", "[forward]") {
