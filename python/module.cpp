@@ -21,17 +21,11 @@ namespace {
 using myattn::ConstTensor;
 using myattn::Shape;
 
-std::string join(const std::vector<myattn::Isa>& isas) {
-    std::string s;
-    for (myattn::Isa isa : isas) s += (s.empty() ? "" : ", ") + std::string(myattn::isa_name(isa));
-    return s;
-}
-
 myattn::Isa isa_from_name(const std::optional<std::string>& name) {
     if (!name) return myattn::active_isa();
     if (const auto isa = myattn::parse_isa(*name)) return *isa;
-    throw myattn::IsaError("isa: unknown ISA '" + *name + "' (compiled in: " + join(myattn::compiled_isas()) +
-                           "; runnable here: " + join(myattn::runnable_isas()) + ")");
+    throw myattn::IsaError("isa: unknown ISA '" + *name + "' (compiled in: " + myattn::to_string(myattn::compiled_isas(), ", ") +
+                           "; runnable here: " + myattn::to_string(myattn::runnable_isas(), ", ") + ")");
 }
 
 // torch.Tensor, torch.float32 and torch.from_numpy, once torch has been imported by the caller,
@@ -207,6 +201,7 @@ py::dict info() {
     r["runnable_isas"] = runnable;
     r["isa"] = std::string(myattn::isa_name(myattn::active_isa()));
     r["isa_reason"] = myattn::active_isa_reason();
+    r["kernel_id"] = std::string(myattn::kernel_id(myattn::active_isa()));
     r["precisions"] = std::vector<std::string>{"float32"};
     return r;
 }

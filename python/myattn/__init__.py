@@ -27,7 +27,7 @@ __version__ = _info()["version"]
 
 def info():
     """A dict: version, cpu_features, compiled_isas, runnable_isas, isa (the default one),
-    isa_reason, precisions."""
+    isa_reason, kernel_id (of the default ISA), precisions."""
     return _info()
 
 

@@ -13,6 +13,7 @@ def _info(_args):
     print(f"compiled isas: {' '.join(i['compiled_isas'])}")
     print(f"runnable isas: {' '.join(i['runnable_isas'])}")
     print(f"active isa:    {i['isa']} ({i['isa_reason']})")
+    print(f"kernels:       {i['kernel_id']}")
     print(f"precisions:    {' '.join(i['precisions'])}")
     return 0
 
