@@ -59,7 +59,7 @@ endif()
 set(MYATTN_PC_LIBS_PRIVATE "-lpthread")
 if(BUILD_SHARED_LIBS)
   set(MYATTN_PC_HOW_TO_LINK "# Link libmyattn.so with: c++ -std=c++20 app.cpp $(pkg-config --cflags --libs myattn)\n\
-# (the shared library brings its own dependencies: --static is not needed).")
+# (the shared library brings its own dependencies, so no static link flags are needed).")
 else()
   set(MYATTN_PC_HOW_TO_LINK "# Link libmyattn.a with: c++ -std=c++20 app.cpp $(pkg-config --cflags --libs --static myattn)\n\
 # (--static adds Requires.private and Libs.private, which a static library needs).")
