@@ -1,5 +1,9 @@
 // End-to-end forward: forward/<impl>/<shape>/<B>/<threads> for every ISA this CPU runs and
 // every peer built in. Only the calls are timed; inputs are made (and peers checked) before.
+// Beside them, for shapes whose plan is layered (src/forward_plan.hpp), one thread each:
+// fused/<isa>/... runs the batch through the fused kernel in the driver's tiles, as a layered
+// plan replaces it (an A/B within one run); forward_shared_v/<isa>/... and fused_shared_v/...
+// the same with one V shared by the batch: the Linears without V's stream.
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -8,27 +12,84 @@
 #include <optional>
 #include <span>
 
+#include "aligned_buffer.hpp"
 #include "bench.hpp"
+#include "dispatch.hpp"
+#include "forward_plan.hpp"
 #include "peers/peer.hpp"
+#include "tiling.hpp"
 
 namespace myattn_bench {
 namespace {
 
-void forward_myattn(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, std::size_t batch, int threads) {
+myattn::detail::ForwardPlan plan_of(myattn::Isa isa, const myattn::Dims& d) {
+    const myattn::detail::KernelTable& k = myattn::detail::kernels_for(isa);
+    return myattn::detail::plan_forward(d, myattn::detail::cache_sizes(), k.mr, k.nr);
+}
+
+/// Weight bytes read from beyond L2 per call over the packed size, as the path implies: once
+/// per layered block of MC samples, once per fused group of MR (once in all for one group).
+double weight_passes(myattn::Isa isa, const myattn::Dims& d, std::size_t batch, bool fused) {
+    const std::size_t mr = myattn::detail::kernels_for(isa).mr;
+    const myattn::detail::ForwardPlan p = plan_of(isa, d);
+    const std::size_t per_pass = batch <= mr ? batch : !fused && p.layered ? p.mc : mr;
+    return double((batch + per_pass - 1) / per_pass);
+}
+
+void forward_myattn(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, std::size_t batch, int threads,
+                    bool shared_v) {
     const Workload& w = workload(*shape, batch);
     const myattn::MyAttn attn(w.params, isa);
     const myattn::Dims& d = shape->dims;
     std::vector<float> out(batch * d.output_size), weights(batch * d.value_size1);
+    const myattn::ConstTensor V = shared_v ? myattn::ConstTensor{w.V.data(), {1, d.value_size1, d.value_size2}} : w.v();
     // The library runs in the caller's arena: this is how a caller limits its threads.
     tbb::task_arena(threads).execute([&] {
         for (auto _ : state) {
-            attn.forward(w.q(), w.k(), w.v(), {out.data(), {batch, 1, d.output_size}},
+            attn.forward(w.q(), w.k(), V, {out.data(), {batch, 1, d.output_size}},
                          {weights.data(), {batch, d.value_size1}});
             benchmark::DoNotOptimize(out.data());
             benchmark::ClobberMemory();
         }
     });
     set_forward_counters(state, d, batch);
+    state.counters["weight_passes"] = weight_passes(isa, d, batch, false);
+}
+
+// The fused kernel over the driver's tiles on one thread: what forward ran before layered plans.
+void forward_fused(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, std::size_t batch,
+                   bool shared_v) {
+    namespace detail = myattn::detail;
+    const Workload& w = workload(*shape, batch);
+    const detail::KernelTable& k = detail::kernels_for(isa);
+    const myattn::Dims& d = shape->dims;
+    const myattn::Parameters& p = w.params;
+    detail::AlignedBuffer packed(k.layout(d).size);
+    const detail::PackedLayout layout = k.pack(d,
+                                               {.attn_weight = p.attn_weight().data(),
+                                                .attn_bias = p.attn_bias().data(),
+                                                .combine_weight = p.combine_weight().data(),
+                                                .combine_bias = p.combine_bias().data()},
+                                               packed.data());
+    std::vector<float> out(batch * d.output_size), weights(batch * d.value_size1);
+    const std::size_t rows = detail::rows_per_tile(d, batch, k.mr, 1);
+    detail::AlignedBuffer scratch(k.scratch_size(d, rows));
+    const detail::Batch x{.B = batch,
+                          .Q = w.Q.data(),
+                          .K = w.K.data(),
+                          .V = w.V.data(),
+                          .k_stride = d.key_size,
+                          .v_stride = shared_v ? 0 : d.value_size1 * d.value_size2,
+                          .output = out.data(),
+                          .attn_weights = weights.data()};
+    for (auto _ : state) {
+        for (std::size_t b = 0; b < batch; b += rows)
+            k.forward(d, layout, packed.data(), x, {b, std::min(batch, b + rows)}, scratch.data());
+        benchmark::DoNotOptimize(out.data());
+        benchmark::ClobberMemory();
+    }
+    set_forward_counters(state, d, batch);
+    state.counters["weight_passes"] = weight_passes(isa, d, batch, true);
 }
 
 // Why `got` differs from `want` by more than 1e-4 of want's largest magnitude, if it does.
@@ -79,12 +140,23 @@ void register_forward(const NamedShape& shape, std::size_t B) {
         const std::string tail = join({shape.name, std::to_string(B), std::to_string(t)});
         for (myattn::Isa isa : myattn::runnable_isas())
             benchmark::RegisterBenchmark(join({"forward", std::string(myattn::isa_name(isa)), tail}).c_str(),
-                                         forward_myattn, isa, &shape, B, t)
+                                         forward_myattn, isa, &shape, B, t, false)
                 ->UseRealTime();
         for (const PeerInfo& peer : available_peers())
             benchmark::RegisterBenchmark(join({"forward", peer.name, tail}).c_str(), forward_peer, peer, &shape, B, t)
                 ->UseRealTime();
     }
+    for (myattn::Isa isa : myattn::runnable_isas())
+        if (B > 1 && isa != myattn::Isa::scalar && plan_of(isa, shape.dims).layered) {
+            const std::string tail = join({std::string(myattn::isa_name(isa)), shape.name, std::to_string(B), "1"});
+            benchmark::RegisterBenchmark(join({"fused", tail}).c_str(), forward_fused, isa, &shape, B, false)
+                ->UseRealTime();
+            benchmark::RegisterBenchmark(join({"fused_shared_v", tail}).c_str(), forward_fused, isa, &shape, B, true)
+                ->UseRealTime();
+            benchmark::RegisterBenchmark(join({"forward_shared_v", tail}).c_str(), forward_myattn, isa, &shape, B, 1,
+                                         true)
+                ->UseRealTime();
+        }
 }
 
 } // namespace myattn_bench

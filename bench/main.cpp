@@ -2,6 +2,7 @@
 #include <string>
 
 #include "bench.hpp"
+#include "cache_info.hpp"
 #include "peers/peer.hpp"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,9 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("myattn_active_isa", std::string(myattn::isa_name(myattn::active_isa())));
     benchmark::AddCustomContext("cpu_features", myattn::to_string(myattn::cpu_features()));
     benchmark::AddCustomContext("peers", peers);
+    const myattn::detail::CacheSizes& caches = myattn::detail::cache_sizes();
+    benchmark::AddCustomContext("caches", "l1d=" + std::to_string(caches.l1d) + " l2=" + std::to_string(caches.l2) +
+                                              " l3=" + std::to_string(caches.l3));
     for (const myattn_bench::NamedShape& s : myattn_bench::shapes) {
         benchmark::AddCustomContext(std::string("shape_") + s.name, s.dims.to_string());
         // The work counts tools/bench-report divides by: flops and bytes per sample, weight bytes.
@@ -28,6 +32,9 @@ int main(int argc, char** argv) {
                                     "flops=" + std::to_string(myattn_bench::flops_per_sample(s.dims)) +
                                         " bytes=" + std::to_string(myattn_bench::bytes_per_sample(s.dims)) +
                                         " weights=" + std::to_string(myattn_bench::weight_bytes(s.dims)));
+        // How the active ISA runs batches of this shape (src/forward_plan.hpp).
+        benchmark::AddCustomContext(std::string("plan_") + s.name,
+                                    myattn::MyAttn(myattn::Parameters::random(s.dims, 1)).plan());
     }
 
     using namespace myattn_bench;

@@ -7,6 +7,8 @@
 
 #include "aligned_buffer.hpp"
 #include "dispatch.hpp"
+#include "forward_plan.hpp"
+#include "layered_forward.hpp"
 #include "myattn/errors.hpp"
 #include "shapes.hpp"
 #include "tiling.hpp"
@@ -202,6 +204,7 @@ struct MyAttn::Impl {
     const KernelTable* kernels;
     PackedLayout layout;
     detail::AlignedBuffer packed;
+    detail::ForwardPlan plan;
 };
 
 MyAttn::MyAttn(Parameters params) : MyAttn(std::move(params), active_isa()) {}
@@ -216,7 +219,8 @@ MyAttn::MyAttn(Parameters params, Isa isa) {
                                               .combine_weight = params.combine_weight().data(),
                                               .combine_bias = params.combine_bias().data()},
                                              packed.data());
-    impl_ = std::make_unique<Impl>(Impl{std::move(params), &kernels, layout, std::move(packed)});
+    const detail::ForwardPlan plan = detail::plan_forward(d, detail::cache_sizes(), kernels.mr, kernels.nr);
+    impl_ = std::make_unique<Impl>(Impl{std::move(params), &kernels, layout, std::move(packed), plan});
 }
 
 MyAttn::~MyAttn() = default;
@@ -231,6 +235,7 @@ const MyAttn::Impl& MyAttn::impl() const {
 const Dims& MyAttn::dims() const { return impl().params.dims(); }
 const Parameters& MyAttn::parameters() const { return impl().params; }
 Isa MyAttn::isa() const { return impl().kernels->isa; }
+std::string MyAttn::plan() const { return detail::to_string(impl().plan); }
 
 void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,
                      MutableTensor attn_weights) const {
@@ -252,6 +257,10 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
 #else
     const std::size_t threads = 1;
 #endif
+    // Weights beyond L2 and more than one group: each Linear once per block of MC samples.
+    if (state.plan.layered && B > kernels.mr)
+        return detail::layered_forward(kernels, dims, layout, packed, batch, state.plan, threads,
+                                       thread_scratch(detail::layered_scratch_size(dims, state.plan, B)));
     // A batch of at most one group is one tile: no cache arithmetic, no division (S at B = 1).
     const std::size_t rows = B <= kernels.mr ? B : detail::rows_per_tile(dims, B, kernels.mr, threads);
     const std::size_t tiles = rows == B ? 1 : (B + rows - 1) / rows;

@@ -13,8 +13,14 @@ std::size_t sysconf_or(int name, std::size_t fallback) {
 
 CacheSizes detect() {
     CacheSizes c;
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+    c.l1d = sysconf_or(_SC_LEVEL1_DCACHE_SIZE, c.l1d);
+#endif
 #if defined(_SC_LEVEL2_CACHE_SIZE)
     c.l2 = sysconf_or(_SC_LEVEL2_CACHE_SIZE, c.l2);
+#endif
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+    c.l3 = sysconf_or(_SC_LEVEL3_CACHE_SIZE, c.l3);
 #endif
     return c;
 }

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "myattn/export.hpp"
@@ -36,6 +37,11 @@ class MYATTN_EXPORT MyAttn {
     [[nodiscard]] const Dims& dims() const;
     [[nodiscard]] const Parameters& parameters() const;
     [[nodiscard]] Isa isa() const;
+    /// How forward runs a batch larger than the kernels' register tile, chosen at construction
+    /// from the shapes and this CPU's caches: "fused" (each group of samples through the whole
+    /// module), or "layered: MC m, NC n, KC k" (blocks of m samples layer by layer, each Linear
+    /// over n output features and k inputs at a time). Results are the same bits either way.
+    [[nodiscard]] std::string plan() const;
 
     /// Q [B,1,q]; K [B,1,k] or [1,1,k]; V [B,L,d] or [1,L,d] (a leading 1 is shared by every
     /// sample, in place). Writes output [B,1,o] and attn_weights [B,L]. B may be 0.

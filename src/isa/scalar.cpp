@@ -30,6 +30,12 @@ void linear(const LinearLayout& l, const float* packed, const SplitRows& x, std:
                                 y + r * ldy + f.begin);
 }
 
+// One output feature's chain runs over its own row of W: no blocking to do.
+void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f,
+                    const LinearBlocking& /*b*/, float* y, std::size_t ldy) {
+    linear(l, packed, x, rows, f, y, ldy);
+}
+
 void softmax(float* row, std::size_t n) { reference_softmax<float>(row, n); }
 
 void weighted_sum(const WeightedSum& op, Range c) {
@@ -76,6 +82,7 @@ const KernelTable& scalar_kernels() {
                                        .linear_layout = linear_layout,
                                        .pack_linear = pack_linear,
                                        .linear = linear,
+                                       .linear_blocked = linear_blocked,
                                        .softmax = softmax,
                                        .weighted_sum = weighted_sum};
     return table;

@@ -112,6 +112,7 @@ constexpr KernelTable make_table() {
             .linear_layout = linear_layout<Arch>,
             .pack_linear = pack_linear<Arch>,
             .linear = linear<Arch>,
+            .linear_blocked = linear_blocked<Arch>,
             .softmax = softmax<Arch>,
             .weighted_sum = weighted_sum<Arch>};
 }

@@ -135,6 +135,22 @@ void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p,
         if (p < np) linear_panels<Arch, M, P - 1>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy, pf);
 }
 
+/// Panels [p0, p1) of y for M samples over inputs [k0, k1), continuing the sums in y unless
+/// k0 = 0: the full-width panels, then the narrower last one if the range holds it.
+template <class Arch, std::size_t M, class Prefetch>
+void linear_block(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
+                  std::size_t p0, std::size_t p1, std::size_t k0, std::size_t k1) {
+    using B = Blocking<Arch>;
+    const std::size_t full = out / B::NR, panel_stride = B::NR * (x.n1 + x.n2 + 1);
+    linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, p0, p1 < full ? p1 : full, out, x, k0, k1, y, ldy, pf);
+    if (p1 > full && out % B::NR != 0)
+        with_size<B::nr_vectors>(last_panel_width<Arch>(out) / B::lanes,
+                                 [&]<std::size_t PV>(std::integral_constant<std::size_t, PV>) {
+                                     linear_tile<Arch, M, 1, PV>(packed + full * panel_stride, 0, x, k0, k1,
+                                                                 y + full * B::NR, ldy, out - full * B::NR, pf);
+                                 });
+}
+
 /// y for M samples over inputs [k_begin, k_end) (all of them by default): from zero if
 /// k_begin = 0, else continuing the sums already in y; the bias is added once the last input is
 /// in. Each step over an input requests a few lines of pf (a PrefetchStream, or NoPrefetch). KC
@@ -144,8 +160,7 @@ template <class Arch, std::size_t M, class Prefetch>
 void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
                  std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
     using B = Blocking<Arch>;
-    const std::size_t in = x.n1 + x.n2, full = out / B::NR, panel_stride = B::NR * (in + 1);
-    const std::size_t last_vectors = out % B::NR == 0 ? 0 : last_panel_width<Arch>(out) / B::lanes;
+    const std::size_t in = x.n1 + x.n2, panels = (out + B::NR - 1) / B::NR;
     if (k_end > in) k_end = in;
     // Nothing to continue (the bias is in already once the range ends at `in`); only a range
     // from 0 runs empty, once, so that with no inputs y is the bias.
@@ -153,14 +168,14 @@ void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float
     std::size_t k0 = k_begin;
     do {
         const std::size_t k1 = k_end - k0 > B::KC ? k0 + B::KC : k_end;
-        linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, 0, full, out, x, k0, k1, y, ldy, pf);
-        if (last_vectors != 0)
-            with_size<B::nr_vectors>(last_vectors, [&]<std::size_t PV>(std::integral_constant<std::size_t, PV>) {
-                linear_tile<Arch, M, 1, PV>(packed + full * panel_stride, 0, x, k0, k1, y + full * B::NR, ldy,
-                                            out - full * B::NR, pf);
-            });
+        linear_block<Arch, M>(packed, out, x, y, ldy, pf, 0, panels, k0, k1);
         k0 = k1;
     } while (k0 < k_end);
+}
+
+/// Rows r0.. of x, as SplitRows of their own.
+inline SplitRows rows_from(const SplitRows& x, std::size_t r0) {
+    return {.x1 = x.x1 + r0 * x.ld1, .ld1 = x.ld1, .n1 = x.n1, .x2 = x.x2 + r0 * x.ld2, .ld2 = x.ld2, .n2 = x.n2};
 }
 
 /// Output features [f.begin, f.end) of l: whole panels from f.begin, NR * (in + 1) floats each.
@@ -171,13 +186,36 @@ void linear(const LinearLayout& l, const float* packed, const SplitRows& x, std:
     packed += l.offset + f.begin * (l.in + 1);
     y += f.begin;
     const std::size_t out = f.end - f.begin;
-    for (std::size_t r = 0; r < rows; r += MR) {
-        const SplitRows xr{
-            .x1 = x.x1 + r * x.ld1, .ld1 = x.ld1, .n1 = x.n1, .x2 = x.x2 + r * x.ld2, .ld2 = x.ld2, .n2 = x.n2};
+    for (std::size_t r = 0; r < rows; r += MR)
         with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
             NoPrefetch none;
-            linear_rows<Arch, M>(packed, out, xr, y + r * ldy, ldy, none);
+            linear_rows<Arch, M>(packed, out, rows_from(x, r), y + r * ldy, ldy, none);
         });
+}
+
+/// The same outputs in BLIS order: blocks of b.nc features outermost, then slices of b.kc
+/// inputs, then the groups of MR rows, which all pass over the block's KC × NC weights while
+/// L2 holds them. Each output's sums only continue from slice to slice: the same bits.
+template <class Arch>
+void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f,
+                    const LinearBlocking& b, float* y, std::size_t ldy) {
+    using B = Blocking<Arch>;
+    packed += l.offset + f.begin * (l.in + 1);
+    y += f.begin;
+    const std::size_t out = f.end - f.begin, in = l.in, panels = (out + B::NR - 1) / B::NR;
+    const std::size_t nc_panels = b.nc >= B::NR ? b.nc / B::NR : 1, kc = b.kc > 0 ? b.kc : B::KC;
+    for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
+        const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;
+        std::size_t k0 = 0;
+        do { // at least once: with no inputs y is the bias
+            const std::size_t k1 = in - k0 > kc ? k0 + kc : in;
+            for (std::size_t r = 0; r < rows; r += B::MR)
+                with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+                    NoPrefetch none;
+                    linear_block<Arch, M>(packed, out, rows_from(x, r), y + r * ldy, ldy, none, p0, p1, k0, k1);
+                });
+            k0 = k1;
+        } while (k0 < in);
     }
 }
 

@@ -67,6 +67,12 @@ struct SplitRows {
     std::size_t ld2, n2;
 };
 
+/// Cache blocking of a Linear over many rows: KC inputs at a time, NC output features (a
+/// multiple of the panel width) at a time.
+struct LinearBlocking {
+    std::size_t kc, nc;
+};
+
 /// The operands of a weighted sum a[r, j] = sum_l w[r, l] V_r[l, j]: `rows` rows of weights
 /// (ldw floats apart), V_r = V + r * v_stride (0: one V shared by every row) of L rows of d
 /// floats, results ld_a floats apart.
@@ -109,6 +115,11 @@ struct KernelTable {
     /// multiple of l.panel; end one too, or l.out). Writes nothing else.
     void (*linear)(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range features,
                    float* y, std::size_t ldy);
+    /// The same outputs, bitwise, in BLIS order: for each block of b.nc features, for each slice
+    /// of b.kc inputs, every group of rows, so that the block's weights are read from beyond L2
+    /// once per call rather than once per group.
+    void (*linear_blocked)(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows,
+                           Range features, const LinearBlocking& b, float* y, std::size_t ldy);
     /// Softmax of the n > 0 floats at row, in place; non-finite inputs as in PyTorch.
     void (*softmax)(float* row, std::size_t n);
     /// a[r * lda + j] for the columns j in `columns` of each row r. Writes nothing else.

@@ -1,0 +1,60 @@
+// How a MyAttn runs a batch, chosen once at construction from the shapes, the kernels' register
+// tile and the caches this CPU reports: a pure function, so tests pick made-up caches.
+//
+// - Fused: each group of MR samples runs the whole module (scores, softmax, weighted sum,
+//   combine) while its rows are in L1. Every group reads all packed weights, so this wins only
+//   while they stay in L2 (shapes S and T).
+// - Layered: weights larger than that (shape X) would be streamed from L3 or memory once per
+//   group. The batch then runs layer by layer over blocks of MC samples, each Linear BLIS
+//   style: KC inputs × NC output features of the weights held in L2 while every group of the
+//   block passes over them, so each weight is read from beyond L2 about once per MC samples.
+// Either way every output is its bias and one fused multiply-add per input in input order: the
+// bits do not depend on the plan, KC, NC or MC.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
+#include "cache_info.hpp"
+#include "myattn/parameters.hpp"
+
+namespace myattn::detail {
+
+struct ForwardPlan {
+    bool layered;
+    /// Inputs per slice of a Linear: the MR × KC sliver of inputs, reused by every panel, fills
+    /// half of L1d while the panels stream past.
+    std::size_t kc;
+    /// Output features per block of weights (a multiple of NR): KC × NC weights in half of L2.
+    std::size_t nc;
+    /// Samples per layered block (a multiple of MR): the block's KC inputs and NC outputs of
+    /// each sample in a quarter of L2, beside the weights.
+    std::size_t mc;
+};
+
+/// Floats of both Linears once packed: out × (in + 1) each, ignoring the panel padding.
+inline std::size_t packed_weight_bytes(const Dims& d) {
+    return sizeof(float) *
+           (d.value_size1 * (d.query_size + d.key_size + 1) + d.output_size * (d.query_size + d.value_size2 + 1));
+}
+
+/// The plan for kernels of register tile mr × nr on a CPU with caches c.
+inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t mr, std::size_t nr) {
+    constexpr std::size_t f = sizeof(float);
+    const std::size_t kc = std::max<std::size_t>(64, c.l1d / 2 / (mr * f) / 64 * 64);
+    const std::size_t nc = std::max(nr, c.l2 / 2 / (kc * f) / nr * nr);
+    const std::size_t mc = std::max(mr, c.l2 / 4 / ((kc + nc) * f) / mr * mr);
+    // The fused path keeps both Linears in L2 beside a group's rows; past three quarters of
+    // it, they are evicted between groups.
+    const bool layered = packed_weight_bytes(d) > c.l2 / 4 * 3;
+    return {.layered = layered, .kc = kc, .nc = nc, .mc = mc};
+}
+
+/// "layered: MC 120, NC 320, KC 768" or "fused" (its blocking is the kernels' own).
+inline std::string to_string(const ForwardPlan& p) {
+    if (!p.layered) return "fused";
+    return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc);
+}
+
+} // namespace myattn::detail

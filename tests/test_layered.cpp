@@ -1,0 +1,187 @@
+// The layered forward for weights beyond L2 (src/forward_plan.hpp): the plan as a pure function
+// of made-up caches, and bitwise equality with the fused path it replaces, at odd sizes, for
+// made-up blockings and 1 or 2 threads.
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <vector>
+
+#include "dispatch.hpp"
+#include "forward_plan.hpp"
+#include "layered_forward.hpp"
+#include "shapes.hpp"
+#include "support/isas.hpp"
+#include "support/oracle.hpp"
+#include "support/random.hpp"
+
+#ifdef MYATTN_WITH_TBB
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+#endif
+
+using namespace myattn;
+using namespace myattn::test;
+
+namespace {
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+constexpr detail::CacheSizes zen4{.l1d = 32 * 1024, .l2 = 1024 * 1024, .l3 = 32 * 1024 * 1024};
+constexpr detail::CacheSizes emerald_rapids{.l1d = 48 * 1024, .l2 = 2048 * 1024, .l3 = 260 * 1024 * 1024};
+
+/// Runs `body` on `threads` threads (or on this one without TBB).
+template <class Body>
+void on_threads(int threads, const Body& body) {
+#ifdef MYATTN_WITH_TBB
+    tbb::task_arena(threads).execute(body);
+#else
+    (void)threads;
+    body();
+#endif
+}
+
+struct Packed {
+    detail::PackedLayout layout;
+    std::vector<float> weights;
+};
+
+Packed pack(const detail::KernelTable& t, const Parameters& p) {
+    Packed r{t.layout(p.dims()), std::vector<float>(t.layout(p.dims()).size)};
+    t.pack(p.dims(),
+           {.attn_weight = p.attn_weight().data(),
+            .attn_bias = p.attn_bias().data(),
+            .combine_weight = p.combine_weight().data(),
+            .combine_bias = p.combine_bias().data()},
+           r.weights.data());
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
+    using detail::plan_forward;
+    // AVX-512's 8 x 32 tile: the 8 x KC input sliver in half of L1d, KC x NC weights in half of
+    // L2, MC samples' KC inputs and NC outputs in a quarter of L2.
+    const detail::ForwardPlan z = plan_forward(detail::shape_X, zen4, 8, 32);
+    CHECK(z.layered);
+    CHECK(z.kc == 512);
+    CHECK(z.nc == 256);
+    CHECK(z.mc == 80);
+    const detail::ForwardPlan e = plan_forward(detail::shape_X, emerald_rapids, 8, 32);
+    CHECK(e.layered);
+    CHECK(e.kc == 768);
+    CHECK(e.nc == 320);
+    CHECK(e.mc == 120);
+    CHECK(detail::to_string(e) == "layered: MC 120, NC 320, KC 768");
+    // AVX2's 6 x 16 tile: whole multiples of the tile, whatever the quotients.
+    const detail::ForwardPlan a = plan_forward(detail::shape_X, emerald_rapids, 6, 16);
+    CHECK(a.kc == 1024);
+    CHECK(a.nc == 256);
+    CHECK(a.mc % 6 == 0);
+    CHECK(a.mc * (a.kc + a.nc) * 4 <= emerald_rapids.l2 / 4);
+    // S (33 KB of weights) and T (546 KB) stay fused where their weights fit in L2 with room to spare.
+    for (const detail::CacheSizes& c : {zen4, emerald_rapids}) {
+        CHECK_FALSE(plan_forward(detail::shape_S, c, 8, 32).layered);
+        CHECK_FALSE(plan_forward(detail::shape_T, c, 8, 32).layered);
+        CHECK(detail::to_string(plan_forward(detail::shape_T, c, 8, 32)) == "fused");
+    }
+    // Tiny or unknown-looking caches never give empty blocks.
+    const detail::ForwardPlan tiny = plan_forward(detail::shape_S, {.l1d = 1024, .l2 = 4096, .l3 = 0}, 8, 32);
+    CHECK(tiny.layered);
+    CHECK(tiny.kc == 64);
+    CHECK(tiny.nc == 32);
+    CHECK(tiny.mc == 8);
+}
+
+TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group bits", "[layered][linear]") {
+    FOR_EACH_ISA(isa) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        const std::size_t out = 1030, n1 = 1027, n2 = 1024, n = n1 + n2;
+        std::mt19937_64 rng(5);
+        const std::vector<float> W = normal(rng, out * n), b = normal(rng, out);
+        const detail::LinearLayout l = t.linear_layout(out, n);
+        std::vector<float> packed(l.size);
+        t.pack_linear(l, W.data(), b.data(), packed.data());
+        // KC slices that end inside x1, on and past its end; NC blocks of 3 panels and a last short one.
+        const detail::LinearBlocking blockings[] = {{.kc = 300, .nc = 3 * t.nr}, {.kc = 768, .nc = 320}};
+        for (std::size_t rows : {1, 7, 65}) {
+            const std::vector<float> x1 = normal(rng, rows * n1), x2 = normal(rng, rows * n2);
+            const detail::SplitRows x{.x1 = x1.data(), .ld1 = n1, .n1 = n1, .x2 = x2.data(), .ld2 = n2, .n2 = n2};
+            std::vector<float> want(rows * out);
+            t.linear(l, packed.data(), x, rows, {0, out}, want.data(), out);
+            for (const detail::LinearBlocking& blk : blockings) {
+                CAPTURE(rows, blk.kc, blk.nc);
+                std::vector<float> got(rows * out);
+                t.linear_blocked(l, packed.data(), x, rows, {0, out}, blk, got.data(), out);
+                CHECK(same_bits(got, want));
+            }
+        }
+    }
+}
+
+TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking, 1 or 2 threads", "[layered][forward]") {
+#ifdef MYATTN_WITH_TBB
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
+#endif
+    FOR_EACH_ISA(isa) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        // Odd sizes everywhere: partial panels, KC slices inside q and inside k or d.
+        const Dims d{37, 70, 103, 45, 67};
+        const Parameters p = Parameters::random(d, 31);
+        const Packed w = pack(t, p);
+        const detail::ForwardPlan plans[] = {{.layered = true, .kc = 50, .nc = 2 * t.nr, .mc = 3 * t.mr},
+                                             {.layered = true, .kc = 64, .nc = t.nr, .mc = 5}};
+        for (std::size_t B : {1, 7, 65, 300})
+            for (bool shared : {false, true}) {
+                const Inputs x = random_inputs(d, B, shared, shared, B);
+                const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : d.value_size1 * d.value_size2;
+                std::vector<float> out(B * d.output_size), weights(B * d.value_size1);
+                std::vector<float> scratch(t.scratch_size(d, B));
+                t.forward(d, w.layout, w.weights.data(),
+                          {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), weights.data()}, {0, B},
+                          scratch.data());
+                for (const detail::ForwardPlan& plan : plans)
+                    for (int threads : {1, 2}) {
+                        CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
+                        std::vector<float> o(out.size()), a(weights.size());
+                        std::vector<float> s(detail::layered_scratch_size(d, plan, B));
+                        on_threads(threads, [&] {
+                            detail::layered_forward(t, d, w.layout, w.weights.data(),
+                                                    {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, o.data(), a.data()},
+                                                    plan, static_cast<std::size_t>(threads), s.data());
+                        });
+                        CHECK(same_bits(o, out));
+                        CHECK(same_bits(a, weights));
+                    }
+            }
+    }
+}
+
+TEST_CASE("layered: MyAttn on shape X runs layered, a sample's bits as when run alone", "[layered][large]") {
+#ifdef MYATTN_WITH_TBB
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
+#endif
+    FOR_EACH_ISA(isa) {
+        const Dims d = detail::shape_X;
+        const MyAttn attn(Parameters::random(d, 41), isa);
+        // X's 12 MiB of weights exceed any L2 this library meets.
+        CHECK(attn.plan().starts_with("layered"));
+        // One sample more than a group: the smallest batch that runs layered. V shared (2 MiB).
+        const std::size_t B = detail::kernels_for(isa).mr + 1;
+        const Inputs x = random_inputs(d, B, false, true, 42);
+        std::vector<float> alone_out(B * d.output_size), alone_w(B * d.value_size1);
+        for (std::size_t b = 0; b < B; ++b)
+            attn.forward({x.Q.data() + b * d.query_size, {1, 1, d.query_size}},
+                         {x.K.data() + b * d.key_size, {1, 1, d.key_size}}, x.v(d),
+                         {alone_out.data() + b * d.output_size, {1, 1, d.output_size}},
+                         {alone_w.data() + b * d.value_size1, {1, d.value_size1}});
+        for (int threads : {1, 2}) {
+            CAPTURE(threads);
+            ForwardResult r;
+            on_threads(threads, [&] { r = attn.forward(x.q(d), x.k(d), x.v(d)); });
+            CHECK(same_bits(r.output, alone_out));
+            CHECK(same_bits(r.attn_weights, alone_w));
+        }
+    }
+}
