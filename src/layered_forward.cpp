@@ -50,8 +50,10 @@ std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::si
 void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
                      const Batch& x, const ForwardPlan& plan, std::size_t threads, float* a) {
     const std::size_t q = d.query_size, L = d.value_size1, D = d.value_size2, o = d.output_size;
-    // Columns of V per weighted-sum task: 1 KiB of each row, whole cache lines.
-    constexpr std::size_t block = 256;
+    // A shared V is split in blocks of columns, each task running every sample of the block
+    // over them (V read once per block); a V per sample goes one sample per task, all columns,
+    // as one stream (kernels/weighted_sum.hpp).
+    constexpr std::size_t block = 256; // 1 KiB of each row, whole cache lines
     const std::size_t column_blocks = threads > 1 ? (D + block - 1) / block : 1;
     const std::size_t columns = threads > 1 ? block : D;
     for (std::size_t s0 = 0; s0 < x.B; s0 += plan.mc) {
@@ -70,8 +72,7 @@ void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& la
                     {c * columns, std::min(D, (c + 1) * columns)});
             });
         else
-            for_each_task(rows * column_blocks, threads, [&](std::size_t t) {
-                const std::size_t r = t / column_blocks, c = t % column_blocks;
+            for_each_task(rows, threads, [&](std::size_t r) {
                 k.weighted_sum({.rows = 1,
                                 .w = w + r * L,
                                 .ldw = L,
@@ -81,7 +82,7 @@ void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& la
                                 .d = D,
                                 .a = a + r * D,
                                 .lda = D},
-                               {c * columns, std::min(D, (c + 1) * columns)});
+                               {0, D});
             });
         linear_layer(k, layout.combine, packed, {.x1 = Q, .ld1 = q, .n1 = q, .x2 = a, .ld2 = D, .n2 = D}, rows, plan,
                      threads, x.output + s0 * o);

@@ -39,6 +39,8 @@ struct Blocking {
 
     /// KC inputs per pass over the panels: the MR × KC sliver of inputs, reused by every panel,
     /// stays in half of a 32 KiB L1 (the smallest L1 of the targets) while panels stream past.
+    /// The fused path's constant; the layered path derives its KC from the detected L1d
+    /// (src/forward_plan.hpp). Either gives the same bits: a slice only continues each sum.
     static constexpr std::size_t l1_bytes = 32 * 1024;
     static constexpr std::size_t KC = [] {
         std::size_t kc = 64;
