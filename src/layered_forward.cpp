@@ -25,14 +25,16 @@ void for_each_task(std::size_t n, std::size_t threads, const Body& body) {
     for (std::size_t i = 0; i < n; ++i) body(i);
 }
 
-/// One Linear over `rows` samples. Its features go in NC blocks, one task each; too few blocks
-/// for the threads are cut into one range of whole panels per thread instead. Either way each
-/// weight is read by one task only.
+/// One Linear over `rows` samples, its features in blocks of at most NC, one task each: as many
+/// blocks as NC needs, rounded up to a multiple of the threads, all of about the same number of
+/// whole panels. Each weight is read by one task only.
 void linear_layer(const KernelTable& k, const LinearLayout& l, const float* packed, const SplitRows& x,
                   std::size_t rows, const ForwardPlan& plan, std::size_t threads, float* y) {
     const std::size_t panels = (l.out + l.panel - 1) / l.panel;
-    std::size_t per_task = std::max<std::size_t>(1, plan.nc / l.panel);
-    if ((panels + per_task - 1) / per_task < threads) per_task = (panels + threads - 1) / threads;
+    const std::size_t nc_panels = std::max<std::size_t>(1, plan.nc / l.panel);
+    const std::size_t blocks = (panels + nc_panels - 1) / nc_panels;
+    const std::size_t balanced = (blocks + threads - 1) / threads * threads;
+    const std::size_t per_task = (panels + balanced - 1) / balanced;
     const std::size_t tasks = (panels + per_task - 1) / per_task;
     const LinearBlocking b{.kc = plan.kc, .nc = plan.nc};
     for_each_task(tasks, threads, [&](std::size_t t) {
