@@ -8,8 +8,8 @@
 //   group. The batch then runs layer by layer over blocks of MC samples, each Linear BLIS
 //   style: KC inputs × NC output features of the weights held in L2 while every group of the
 //   block passes over them, so each weight is read from beyond L2 about once per MC samples.
-// Either way every output is its bias and one fused multiply-add per input in input order: the
-// bits do not depend on the plan, KC, NC or MC.
+// Either way every output is the same chain: one fused multiply-add per input, in input order,
+// and its bias. The bits do not depend on the plan, KC, NC or MC.
 #pragma once
 
 #include <algorithm>

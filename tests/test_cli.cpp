@@ -65,6 +65,11 @@ TEST_CASE("cli: info and demo", "[cli]") {
     const CliResult info = run_cli("info");
     CHECK(info.status == 0);
     CHECK_THAT(info.out, Contains("compiled isas:") && Contains("runnable isas:") && Contains("active isa:"));
+    const std::string article = std::string(MYATTN_TEST_DATA) + "/article.weights.safetensors";
+    const CliResult plan = run_cli("info --weights " + article + " --query-size 32");
+    CHECK(plan.status == 0);
+    CHECK_THAT(plan.out, Contains("module:        q=32 k=32 ") && Contains("plan:          fused"));
+    expect_error("info --weights " + article, "--weights and --query-size go together");
     const CliResult demo = run_cli("demo");
     CHECK(demo.status == 0);
     CHECK_THAT(demo.out, Contains("output shape: [1, 1, 32]") && Contains("attn_weights shape: [1, 32]"));

@@ -7,12 +7,19 @@
 
 namespace myattn::cli {
 int info(std::span<char* const> args) {
-    const Args opts("info", args, {});
+    const Args opts("info", args, {"weights", "query-size"});
     if (opts.help()) {
-        std::puts("usage: myattn info\n\nPrints the CPU features seen, the ISAs compiled in, those this CPU runs,\n"
-                  "and the active ISA with the reason for the choice (MYATTN_ISA forces one) and its kernel ID.");
+        std::puts("usage: myattn info [--weights W.safetensors --query-size Q]\n\n"
+                  "Prints the CPU features seen, the ISAs compiled in, those this CPU runs,\n"
+                  "and the active ISA with the reason for the choice (MYATTN_ISA forces one) and its kernel ID.\n"
+                  "With --weights (and the query size, which the weights do not carry): the module's sizes and\n"
+                  "how forward runs its batches on this CPU (fused, or layered with its MC, NC and KC).");
         return 0;
     }
+    const auto weights = opts.get("weights");
+    const auto query_size = opts.count("query-size");
+    if (weights.has_value() != query_size.has_value())
+        throw UsageError("info: --weights and --query-size go together (see myattn info --help)");
     std::printf("myattn %s\n", version_string);
     std::printf("cpu features:  %s\n", to_string(cpu_features()).c_str());
     std::printf("compiled isas: %s\n", to_string(compiled_isas()).c_str());
@@ -22,6 +29,11 @@ int info(std::span<char* const> args) {
     const Isa active = active_isa();
     std::printf("active isa:    %s (%s)\n", std::string(isa_name(active)).c_str(), active_isa_reason().c_str());
     std::printf("kernels:       %s\n", std::string(kernel_id(active)).c_str());
+    if (weights) {
+        const MyAttn attn(Parameters::load(*weights, *query_size), active);
+        std::printf("module:        %s\n", attn.dims().to_string().c_str());
+        std::printf("plan:          %s\n", attn.plan().c_str());
+    }
     return 0;
 }
 
