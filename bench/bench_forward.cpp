@@ -27,8 +27,9 @@ myattn::detail::ForwardPlan plan_of(myattn::Isa isa, const myattn::Dims& d) {
     return myattn::detail::plan_forward(d, myattn::detail::cache_sizes(), k.mr, k.nr);
 }
 
-/// Weight bytes read from beyond L2 per call over the packed size, as the path implies: once
-/// per layered block of MC samples, once per fused group of MR (once in all for one group).
+/// Weight bytes the kernels stream per call over the packed size, as the path implies (not a
+/// hardware count): once per layered block of MC samples, once per fused group of MR (once in
+/// all for one group). Where the weights exceed L2 (X), each pass comes from L3 or memory.
 double weight_passes(myattn::Isa isa, const myattn::Dims& d, std::size_t batch, bool fused) {
     const std::size_t mr = myattn::detail::kernels_for(isa).mr;
     const myattn::detail::ForwardPlan p = plan_of(isa, d);
