@@ -24,8 +24,8 @@ using myattn::Shape;
 myattn::Isa isa_from_name(const std::optional<std::string>& name) {
     if (!name) return myattn::active_isa();
     if (const auto isa = myattn::parse_isa(*name)) return *isa;
-    throw myattn::IsaError("isa: unknown ISA '" + *name +
-                           "' (compiled in: " + myattn::to_string(myattn::compiled_isas(), ", ") +
+    throw myattn::IsaError("isa: unknown ISA " + myattn::safetensors::in_quotes(*name) +
+                           " (compiled in: " + myattn::to_string(myattn::compiled_isas(), ", ") +
                            "; runnable here: " + myattn::to_string(myattn::runnable_isas(), ", ") + ")");
 }
 

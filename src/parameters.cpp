@@ -46,7 +46,7 @@ std::vector<float> uniform_vector(SplitMix64& rng, std::size_t n, float bound) {
     return v;
 }
 
-// "the file holds 7 tensors: 'a', 'b', 'c', 'd', 'e', ...": enough to spot a prefix.
+// "the file holds 7 tensors: "a", "b", "c", "d", "e", ...": enough to spot a prefix.
 std::string held_tensors(const safetensors::TensorMap& map) {
     constexpr std::size_t listed = 5;
     if (map.empty()) return "the file holds no tensors";
@@ -54,7 +54,7 @@ std::string held_tensors(const safetensors::TensorMap& map) {
     std::size_t i = 0;
     for (const auto& entry : map) {
         if (i == listed) return s + ", ...";
-        s += (i++ ? ", '" : "'") + entry.first + "'";
+        s += (i++ ? ", " : "") + safetensors::in_quotes(entry.first);
     }
     return s;
 }
@@ -67,7 +67,8 @@ FileError bad_tensor(const std::filesystem::path& file, const std::string& name,
 const safetensors::Tensor& require(const safetensors::TensorMap& map, const std::filesystem::path& file,
                                    const std::string& name, std::size_t rank) {
     const auto it = map.find(name);
-    if (it == map.end()) throw FileError(file.string() + ": missing tensor '" + name + "'; " + held_tensors(map));
+    if (it == map.end())
+        throw FileError(file.string() + ": missing tensor " + safetensors::in_quotes(name) + "; " + held_tensors(map));
     const safetensors::Tensor& t = it->second;
     if (t.shape.size() != rank)
         throw bad_tensor(file, name,
@@ -93,8 +94,8 @@ std::optional<std::size_t> metadata_size(const safetensors::Metadata& metadata, 
         value = value * 10 + static_cast<std::size_t>(c - '0');
     }
     if (!ok || value == 0)
-        throw FileError(file.string() + ": metadata '" + key + "' must be a positive decimal integer, got '" +
-                        text.substr(0, 40) + "'");
+        throw FileError(file.string() + ": metadata " + safetensors::in_quotes(key) +
+                        " must be a positive decimal integer, got " + safetensors::in_quotes(text));
     return value;
 }
 
@@ -167,11 +168,13 @@ Parameters Parameters::load(const std::filesystem::path& file, std::optional<std
     for (std::size_t i = 0; i < std::size(size_names); ++i)
         stored[i] = metadata_size(contents.metadata, file, metadata_key(prefix, size_names[i]));
     if (!stored[0] && !query_size)
-        throw FileError(file.string() + ": the file does not state q (no metadata '" +
-                        metadata_key(prefix, size_names[0]) + "'), so a query_size must be given");
+        throw FileError(file.string() + ": the file does not state q (no metadata " +
+                        safetensors::in_quotes(metadata_key(prefix, size_names[0])) +
+                        "), so a query_size must be given");
     if (stored[0] && query_size && *stored[0] != *query_size)
-        throw FileError(file.string() + ": query_size " + std::to_string(*query_size) + " was given, but the file's '" +
-                        metadata_key(prefix, size_names[0]) + "' is " + std::to_string(*stored[0]));
+        throw FileError(file.string() + ": query_size " + std::to_string(*query_size) + " was given, but the file's " +
+                        safetensors::in_quotes(metadata_key(prefix, size_names[0])) + " is " +
+                        std::to_string(*stored[0]));
     const std::size_t q = stored[0] ? *stored[0] : *query_size;
     if (w1.shape[1] <= q)
         throw bad_tensor(file, p + attn_weight_name,
@@ -193,7 +196,8 @@ Parameters Parameters::load(const std::filesystem::path& file, std::optional<std
     const std::size_t from_shapes[] = {q, dims.key_size, dims.value_size1, dims.value_size2, dims.output_size};
     for (std::size_t i = 1; i < std::size(size_names); ++i)
         if (stored[i] && *stored[i] != from_shapes[i])
-            throw FileError(file.string() + ": metadata '" + metadata_key(prefix, size_names[i]) + "' is " +
+            throw FileError(file.string() + ": metadata " +
+                            safetensors::in_quotes(metadata_key(prefix, size_names[i])) + " is " +
                             std::to_string(*stored[i]) + ", but the tensors' shapes give " +
                             std::to_string(from_shapes[i]) + " (" + dims.to_string() + ")");
     return Parameters(dims, w1.data, b1.data, w2.data, b2.data);

@@ -80,8 +80,8 @@ TEST_CASE("cli: info and demo", "[cli]") {
 
 TEST_CASE("cli: usage errors", "[cli]") {
     expect_error("", "no command");
-    expect_error("frobnicate", "unknown command 'frobnicate'");
-    expect_error("demo --bogus 1", "unknown argument '--bogus'");
+    expect_error("frobnicate", "unknown command \"frobnicate\"");
+    expect_error("demo --bogus 1", "unknown argument \"--bogus\"");
     expect_error("demo --isa", "--isa needs a value");
     expect_error("demo --isa sse9", "unknown ISA");
     expect_error("demo --isa " + other_isa(), other_isa());
@@ -124,8 +124,8 @@ TEST_CASE("cli: run errors leave no output file", "[cli]") {
     expect_run_error("--weights /nonexistent/w.safetensors --inputs " + inputs, "/nonexistent/w.safetensors");
     // Weights of one case with the inputs of another: sizes disagree.
     expect_run_error("--weights " + data + "/primes.weights.safetensors --inputs " + inputs, "attn.weight");
-    expect_run_error("--weights " + inputs + " --inputs " + inputs, "missing tensor 'attn.weight'");
-    expect_run_error("--weights " + weights + " --inputs " + weights, "missing tensor 'Q'");
+    expect_run_error("--weights " + inputs + " --inputs " + inputs, "missing tensor \"attn.weight\"");
+    expect_run_error("--weights " + weights + " --inputs " + weights, "missing tensor \"Q\"");
     TempDir tmp;
     write_file(tmp / "garbage.safetensors", "this is not a safetensors file");
     expect_run_error("--weights " + weights + " --inputs " + (tmp / "garbage.safetensors").string(), "garbage");

@@ -51,7 +51,7 @@ TEST_CASE("load: save states the sizes, so load needs no q", "[load]") {
     CHECK(same(Parameters::load(tmp / "w.safetensors", 3), p)); // an agreeing q is fine
     CHECK_THROWS_AS(Parameters::load(tmp / "w.safetensors", 4), FileError);
     CHECK_THROWS_WITH(Parameters::load(tmp / "w.safetensors", 4),
-                      Contains("w.safetensors: query_size 4 was given, but the file's 'myattn.query_size' is 3"));
+                      Contains("w.safetensors: query_size 4 was given, but the file's \"myattn.query_size\" is 3"));
 }
 
 TEST_CASE("load: without the metadata q must be given", "[load]") {
@@ -60,7 +60,7 @@ TEST_CASE("load: without the metadata q must be given", "[load]") {
     write_weights(tmp / "w.safetensors", p, "", {});
     CHECK_THROWS_AS(Parameters::load(tmp / "w.safetensors"), FileError);
     CHECK_THROWS_WITH(Parameters::load(tmp / "w.safetensors"),
-                      Contains("w.safetensors: the file does not state q (no metadata 'myattn.query_size')"));
+                      Contains("w.safetensors: the file does not state q (no metadata \"myattn.query_size\")"));
     CHECK(same(Parameters::load(tmp / "w.safetensors", 3), p));
 }
 
@@ -69,13 +69,13 @@ TEST_CASE("load: metadata that contradicts the shapes, or is not a size, is refu
     const Parameters p = Parameters::random(dims, 7);
     write_weights(tmp / "w.safetensors", p, "", {{"myattn.query_size", "3"}, {"myattn.value_size2", "8"}});
     CHECK_THROWS_WITH(Parameters::load(tmp / "w.safetensors"),
-                      Contains("metadata 'myattn.value_size2' is 8, but the tensors' shapes give 9"));
+                      Contains("metadata \"myattn.value_size2\" is 8, but the tensors' shapes give 9"));
     for (const char* bad : {"", "-3", "3x", "0", "99999999999999999999"}) {
         CAPTURE(bad);
         write_weights(tmp / "w.safetensors", p, "", {{"myattn.query_size", bad}});
         CHECK_THROWS_AS(Parameters::load(tmp / "w.safetensors"), FileError);
         CHECK_THROWS_WITH(Parameters::load(tmp / "w.safetensors"),
-                          Contains("metadata 'myattn.query_size' must be a positive decimal integer"));
+                          Contains("metadata \"myattn.query_size\" must be a positive decimal integer"));
     }
     // Other metadata is checked by the reader but not kept; it does not disturb the sizes.
     write_weights(tmp / "w.safetensors", p, "", {{"format", "pt"}, {"myattn.query_size", "3"}});
@@ -91,7 +91,7 @@ TEST_CASE("load: a prefix selects a module nested in a model's state_dict", "[lo
     CHECK(same(Parameters::load(tmp / "w.safetensors", 3, "decoder.attn."), p));
     // The metadata of another prefix is not this module's.
     CHECK_THROWS_WITH(Parameters::load(tmp / "w.safetensors", std::nullopt, "encoder.attn."),
-                      Contains("missing tensor 'encoder.attn.attn.weight'"));
+                      Contains("missing tensor \"encoder.attn.attn.weight\""));
 }
 
 TEST_CASE("load: a missing tensor's error lists what the file holds", "[load][errors]") {
@@ -100,13 +100,13 @@ TEST_CASE("load: a missing tensor's error lists what the file holds", "[load][er
     write_weights(tmp / "few.safetensors", p, "decoder.attn.", {});
     CHECK_THROWS_AS(Parameters::load(tmp / "few.safetensors", 3), FileError);
     CHECK_THROWS_WITH(Parameters::load(tmp / "few.safetensors", 3),
-                      Contains("few.safetensors: missing tensor 'attn.weight'; the file holds 4 tensors: "
-                               "'decoder.attn.attn.bias', 'decoder.attn.attn.weight', "
-                               "'decoder.attn.attn_combine.bias', 'decoder.attn.attn_combine.weight'"));
+                      Contains("few.safetensors: missing tensor \"attn.weight\"; the file holds 4 tensors: "
+                               "\"decoder.attn.attn.bias\", \"decoder.attn.attn.weight\", "
+                               "\"decoder.attn.attn_combine.bias\", \"decoder.attn.attn_combine.weight\""));
     write_weights(tmp / "many.safetensors", p, "m.", {}, 3);
     CHECK_THROWS_WITH(Parameters::load(tmp / "many.safetensors", 3),
-                      Contains("the file holds 7 tensors: 'extra0', 'extra1', 'extra2', 'm.attn.bias', "
-                               "'m.attn.weight', ...") &&
+                      Contains("the file holds 7 tensors: \"extra0\", \"extra1\", \"extra2\", \"m.attn.bias\", "
+                               "\"m.attn.weight\", ...") &&
                           !Contains("attn_combine"));
     safetensors::write(tmp / "empty.safetensors", {});
     CHECK_THROWS_WITH(Parameters::load(tmp / "empty.safetensors", 3), Contains("; the file holds no tensors"));
@@ -136,5 +136,5 @@ TEST_CASE("cli: run takes q from the weights' metadata, and --prefix", "[cli][lo
         run_cli("run --weights " + (tmp / "w.safetensors").string() + " --inputs " + (tmp / "in.safetensors").string() +
                 " --output " + (tmp / "out2.safetensors").string());
     CHECK(wrong.status == 2);
-    CHECK_THAT(wrong.err, Contains("missing tensor 'attn.weight'; the file holds 4 tensors: 'm.attn.bias'"));
+    CHECK_THAT(wrong.err, Contains("missing tensor \"attn.weight\"; the file holds 4 tensors: \"m.attn.bias\""));
 }

@@ -20,6 +20,11 @@ enum class Dtype { F32, F64, F16, BF16 };
 /// "F32", "F64", "F16", "BF16".
 [[nodiscard]] MYATTN_EXPORT std::string_view dtype_name(Dtype dtype) noexcept;
 
+/// A tensor name or metadata key/value as every myattn error message quotes it: JSON-quoted, so
+/// it stays on one line and in ASCII, and shortened, since a hostile file may hold a name of
+/// megabytes. E.g. `"attn.weight"`.
+[[nodiscard]] MYATTN_EXPORT std::string in_quotes(std::string_view text);
+
 /// A tensor read from a file, converted to float.
 struct Tensor {
     std::vector<std::size_t> shape;

@@ -13,6 +13,7 @@ kernels run, so Python threads calling one module run in parallel.
 NumPy is required; torch is used only when the caller passes torch objects.
 """
 
+import json
 import numbers
 import os
 from collections.abc import Mapping
@@ -34,8 +35,9 @@ def info():
 def _lookup(state_dict, key):
     if key not in state_dict:
         keys = list(state_dict)
-        listed = ", ".join(repr(k) for k in keys[:5]) + (", ..." if len(keys) > 5 else "")
-        raise KeyError(f"state_dict: missing {key!r}; it holds {len(keys)} entries: {listed}")
+        # Quoted as the C++ errors quote names (JSON style).
+        listed = ", ".join(json.dumps(k) for k in keys[:5]) + (", ..." if len(keys) > 5 else "")
+        raise KeyError(f"state_dict: missing {json.dumps(key)}; it holds {len(keys)} entries: {listed}")
     return to_float32(key, state_dict[key])
 
 

@@ -43,14 +43,6 @@ constexpr int max_json_depth = 16; // a valid header nests 3 deep; the margin al
 constexpr std::size_t max_array_values = 64;
 constexpr std::size_t max_quoted_chars = 100;
 
-/// A name or value for an error message: JSON-quoted, so it stays on one line and in ASCII, and
-/// shortened, since a hostile file may hold a name of megabytes.
-std::string in_quotes(std::string_view text) {
-    const bool long_text = text.size() > max_quoted_chars;
-    const Json json = std::string(text.substr(0, max_quoted_chars));
-    return json.dump(-1, ' ', true, Json::error_handler_t::replace) + (long_text ? "..." : "");
-}
-
 std::string shortened(std::string text) {
     if (text.size() > 2 * max_quoted_chars) text = text.substr(0, 2 * max_quoted_chars) + "...";
     return text;
@@ -532,6 +524,12 @@ class TempFile {
 };
 
 } // namespace
+
+std::string in_quotes(std::string_view text) {
+    const bool long_text = text.size() > max_quoted_chars;
+    const Json json = std::string(text.substr(0, max_quoted_chars));
+    return json.dump(-1, ' ', true, Json::error_handler_t::replace) + (long_text ? "..." : "");
+}
 
 std::string_view dtype_name(Dtype dtype) noexcept {
     switch (dtype) {

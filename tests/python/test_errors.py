@@ -84,13 +84,13 @@ def test_construction(tmp_path):
         myattn.MyAttn(weights)
     with pytest.raises(TypeError, match=r"expected a state_dict .* or a path .*, got int"):
         myattn.MyAttn(3, q)
-    with pytest.raises(KeyError, match=r"missing 'enc.attn.weight'; it holds 4 entries: 'attn.weight', "):
+    with pytest.raises(KeyError, match=r'missing "enc.attn.weight"; it holds 4 entries: "attn.weight", '):
         myattn.MyAttn(weights, q, prefix="enc.")
     with pytest.raises(myattn.ShapeError, match=r"with q=64"):
         myattn.MyAttn(weights, 64)
     with pytest.raises(TypeError, match=r"attn.bias: expected a floating-point tensor, got dtype int64"):
         myattn.MyAttn({**weights, "attn.bias": np.arange(L)}, q)
-    with pytest.raises(myattn.IsaError, match=r"isa: unknown ISA 'sse9' \(compiled in: .*; runnable here: .*scalar"):
+    with pytest.raises(myattn.IsaError, match=r'isa: unknown ISA "sse9" \(compiled in: .*; runnable here: .*scalar'):
         myattn.MyAttn(weights, q, isa="sse9")
     for name in myattn.info()["compiled_isas"]:
         if name not in myattn.info()["runnable_isas"]:
@@ -117,11 +117,11 @@ def test_files(tmp_path):
     article = data_file("article", "weights")  # written without metadata: q is needed
     with pytest.raises(myattn.FileError, match=r"article.weights.safetensors: the file does not state q"):
         myattn.MyAttn(article)
-    with pytest.raises(myattn.FileError, match=r"missing tensor 'dec.attn.weight'; the file holds 4 tensors: "):
+    with pytest.raises(myattn.FileError, match=r'missing tensor "dec.attn.weight"; the file holds 4 tensors: '):
         myattn.MyAttn(article, q, prefix="dec.")
     saved = tmp_path / "w.safetensors"
     myattn.save(random_weights(np.random.default_rng(4), q, k, L, d, o), saved, query_size=q)
-    with pytest.raises(myattn.FileError, match=r"query_size 16 was given, but the file's 'myattn.query_size' is 32"):
+    with pytest.raises(myattn.FileError, match=r'query_size 16 was given, but the file\'s "myattn.query_size" is 32'):
         myattn.MyAttn(saved, 16)
 
 

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "myattn/errors.hpp"
+#include "myattn/safetensors.hpp"
 
 #ifdef MYATTN_WITH_TBB
 #include <tbb/global_control.h>
@@ -23,7 +24,8 @@ Args::Args(std::string_view command, std::span<char* const> args, const std::set
             continue;
         }
         if (a.rfind("--", 0) != 0 || !allowed.contains(a.substr(2)))
-            throw UsageError(command_ + ": unknown argument '" + a + "' (see myattn " + command_ + " --help)");
+            throw UsageError(command_ + ": unknown argument " + safetensors::in_quotes(a) + " (see myattn " + command_ +
+                             " --help)");
         if (i + 1 == args.size()) throw UsageError(command_ + ": " + a + " needs a value");
         if (!values_.emplace(a.substr(2), args[++i]).second) throw UsageError(command_ + ": " + a + " given twice");
     }
@@ -47,7 +49,7 @@ std::optional<std::size_t> Args::integer(const std::string& name, std::size_t le
     const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
     if (ec != std::errc{} || end != v->data() + v->size() || n < least)
         throw UsageError(command_ + ": --" + name + " expects " + (least == 0 ? "a non-negative" : "a positive") +
-                         " integer, got '" + *v + "'");
+                         " integer, got " + safetensors::in_quotes(*v));
     return n;
 }
 

@@ -7,6 +7,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "myattn/safetensors.hpp"
 #include "myattn/version.hpp"
 
 namespace {
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
         if (command == "info") return myattn::cli::info(rest);
         if (command == "demo") return myattn::cli::demo(rest);
         if (command == "run") return myattn::cli::run(rest);
-        return fail("unknown command '" + std::string(command) + "' (try `myattn --help`)");
+        return fail("unknown command " + myattn::safetensors::in_quotes(command) + " (try `myattn --help`)");
     } catch (const std::exception& e) {
         return fail(e.what());
     } catch (...) {

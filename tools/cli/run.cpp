@@ -12,7 +12,7 @@ namespace {
 
 const safetensors::Tensor& input(const safetensors::TensorMap& map, const std::string& file, const char* name) {
     const auto it = map.find(name);
-    if (it == map.end()) throw FileError(file + ": missing tensor '" + name + "'");
+    if (it == map.end()) throw FileError(file + ": missing tensor " + safetensors::in_quotes(name));
     return it->second;
 }
 
