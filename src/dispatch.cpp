@@ -13,13 +13,22 @@ namespace myattn {
 namespace detail {
 namespace {
 
-// The rows with kernels, in registry order (best first).
-constexpr auto compiled_rows = [] {
-    constexpr std::size_t n = std::ranges::count_if(implementations, [](const auto& i) { return i.kernels; });
-    std::array<Implementation, n> rows{};
-    std::ranges::copy_if(implementations, rows.begin(), [](const auto& i) { return i.kernels != nullptr; });
-    return rows;
-}();
+// The rows with kernels, in registry order (best first). Filtered at first use, not at compile
+// time: under -fsanitize, GCC does not take a function's address compared with null as a
+// constant expression.
+std::span<const Implementation> compiled_rows() {
+    struct Rows {
+        std::array<Implementation, std::size(implementations)> row{};
+        std::size_t n = 0;
+    };
+    static const Rows rows = [] {
+        Rows r;
+        for (const Implementation& i : implementations)
+            if (i.kernels != nullptr) r.row[r.n++] = i;
+        return r;
+    }();
+    return {rows.row.data(), rows.n};
+}
 
 const Implementation* find(std::span<const Implementation> list, Isa isa) {
     for (const Implementation& i : list)
@@ -52,7 +61,7 @@ void choose_once() {
         std::lock_guard lock(s.mutex);
         if (s.isa.load() >= 0) return; // set_isa came first
         try {
-            IsaChoice c = choose_isa(cpu_features(), compiled_rows, std::getenv("MYATTN_ISA"));
+            IsaChoice c = choose_isa(cpu_features(), compiled_rows(), std::getenv("MYATTN_ISA"));
             s.reason = std::move(c.reason);
             s.isa.store(static_cast<int>(c.isa));
         } catch (const IsaError& e) {
@@ -67,7 +76,7 @@ bool runs_on(const Implementation& impl, const CpuFeatures& f) noexcept {
     return std::ranges::all_of(impl.needs, [&](bool CpuFeatures::*need) { return need == nullptr || f.*need; });
 }
 
-std::span<const Implementation> compiled_implementations() { return compiled_rows; }
+std::span<const Implementation> compiled_implementations() { return compiled_rows(); }
 
 IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Implementation> compiled, const char* forced) {
     if (forced != nullptr) {
@@ -92,7 +101,7 @@ IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Implementation> com
 }
 
 const KernelTable& kernels_for(Isa isa) {
-    const Implementation* impl = find(compiled_rows, isa);
+    const Implementation* impl = find(compiled_rows(), isa);
     if (impl == nullptr || !runs_on(*impl, cpu_features()))
         throw IsaError("ISA " + std::string(isa_name(isa)) +
                        " is not runnable here (runnable: " + to_string(runnable_isas(), ", ") + ")");
@@ -136,13 +145,13 @@ std::string to_string(std::span<const Isa> isas, std::string_view separator) {
 
 std::vector<Isa> compiled_isas() {
     std::vector<Isa> out;
-    for (const detail::Implementation& i : detail::compiled_rows) out.push_back(i.isa);
+    for (const detail::Implementation& i : detail::compiled_rows()) out.push_back(i.isa);
     return out;
 }
 
 std::vector<Isa> runnable_isas() {
     std::vector<Isa> out;
-    for (const detail::Implementation& i : detail::compiled_rows)
+    for (const detail::Implementation& i : detail::compiled_rows())
         if (detail::runs_on(i, cpu_features())) out.push_back(i.isa);
     return out;
 }
