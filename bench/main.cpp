@@ -22,9 +22,10 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("myattn_active_isa", std::string(myattn::isa_name(myattn::active_isa())));
     benchmark::AddCustomContext("cpu_features", myattn::to_string(myattn::cpu_features()));
     benchmark::AddCustomContext("peers", peers);
+    // Not "caches": that is Google Benchmark's own list of the caches, which tools/bench-report reads.
     const myattn::detail::CacheSizes& caches = myattn::detail::cache_sizes();
-    benchmark::AddCustomContext("caches", "l1d=" + std::to_string(caches.l1d) + " l2=" + std::to_string(caches.l2) +
-                                              " l3=" + std::to_string(caches.l3));
+    benchmark::AddCustomContext("myattn_caches", "l1d=" + std::to_string(caches.l1d) + " l2=" +
+                                                     std::to_string(caches.l2) + " l3=" + std::to_string(caches.l3));
     for (const myattn_bench::NamedShape& s : myattn_bench::shapes) {
         benchmark::AddCustomContext(std::string("shape_") + s.name, s.dims.to_string());
         // The work counts tools/bench-report divides by: flops and bytes per sample, weight bytes.
