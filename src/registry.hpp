@@ -87,7 +87,7 @@ constexpr Implementation implementations[] = {
 // clang-format on
 
 /// The row of `isa` (every enumerator has one: see the static_assert below).
-consteval const Implementation& implementation(Isa isa) {
+constexpr const Implementation& implementation(Isa isa) {
     for (const Implementation& i : implementations)
         if (i.isa == isa) return i;
     throw "an Isa without a registry row";
