@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "myattn/myattn.hpp"
+#include "support/cases.hpp"
 #include "support/isas.hpp"
 
 using namespace myattn;
@@ -35,13 +35,8 @@ struct Case {
 std::string dir() { return std::string(MYATTN_TEST_DATA) + "/accuracy/"; }
 
 std::vector<Case> cases() {
-    std::ifstream in(dir() + "cases.txt");
-    REQUIRE(in.good());
     std::vector<Case> out;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream s(line);
+    for (std::istringstream& s : test::case_lines(dir() + "cases.txt")) {
         Case c;
         std::size_t k, L, d, o, seed;
         int sk, sv;

@@ -3,9 +3,9 @@
 // the exact result, so they are within twice the bound of each other; our float64 oracle and
 // PyTorch's float64 run agree to the same bound scaled to double precision.
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <sstream>
 
+#include "support/cases.hpp"
 #include "support/check.hpp"
 #include "support/cli.hpp"
 
@@ -21,13 +21,8 @@ struct Case {
 };
 
 std::vector<Case> cases() {
-    std::ifstream in(std::string(MYATTN_TEST_DATA) + "/cases.txt");
-    REQUIRE(in.good());
     std::vector<Case> out;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.empty() || line[0] == '#') continue;
-        std::istringstream s(line);
+    for (std::istringstream& s : case_lines(std::string(MYATTN_TEST_DATA) + "/cases.txt")) {
         Case c;
         std::size_t k, L, d, o, seed;
         int sk, sv;
