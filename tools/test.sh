@@ -16,7 +16,7 @@ stages=(
   tools/ci/aarch64.sh # cross build for AArch64, whole ctest suite under qemu-aarch64 with neon active [3.3 min, with its packages installed]
   tools/ci/install.sh # install to a temp prefix; examples/ via find_package and pkg-config; TBB OFF build + ctest [2.0 min]
   tools/ci/sanitizers.sh # ASan+UBSan Debug build, whole ctest suite; TSan build, the [parallel] concurrency tests [7.5 min]
-  tools/ci/fuzz.sh # clang libFuzzer targets: replay corpus + regressions, then fuzz each MYATTN_FUZZ_SECONDS (60) [3.1 min]
+  tools/ci/fuzz.sh # clang libFuzzer targets: replay corpus + regressions, then fuzz the targets side by side for MYATTN_FUZZ_SECONDS (60) [2.1 min]
 )
 
 for stage in "${stages[@]}"; do

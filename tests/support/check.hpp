@@ -1,8 +1,9 @@
-// Comparing a float result with the oracle, element by element, within its bound.
+// Comparing a float result with the oracle, element by element, within its bound or bitwise.
 #pragma once
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <span>
 #include <string>
 
@@ -24,6 +25,17 @@ inline void check_within(const char* what, std::span<const float> got, std::span
             REQUIRE(ok);
         }
     }
+}
+
+/// Every element bitwise equal to `want`. One assertion for the whole span (an assertion per
+/// element, stringified values and all, cost minutes of the emulated CPU runs), which reports
+/// the first difference with its index and both values.
+inline void check_same_bits(const char* what, std::span<const float> got, std::span<const float> want) {
+    REQUIRE(got.size() == want.size());
+    std::size_t i = 0;
+    while (i < got.size() && std::memcmp(&got[i], &want[i], sizeof(float)) == 0) ++i;
+    if (i < got.size()) INFO(what << "[" << i << "] = " << got[i] << ", expected " << want[i] << " bitwise");
+    REQUIRE(i == got.size());
 }
 
 } // namespace myattn::test
