@@ -26,26 +26,12 @@ constexpr double allowed_ratio = 1.5;
 // come to 3.5 ulps that no float32 path avoids, whatever PyTorch scored on the case.
 constexpr double floor_ulps = 4;
 
-struct Case {
-    std::string name, regime;
-    std::size_t q = 0, B = 0;
-    bool shared_k = false, shared_v = false;
-};
+using Case = test::AccuracyCase;
 
 std::string dir() { return std::string(MYATTN_TEST_DATA) + "/accuracy/"; }
 
 std::vector<Case> cases() {
-    std::vector<Case> out;
-    for (std::istringstream& s : test::case_lines(dir() + "cases.txt")) {
-        Case c;
-        std::size_t k, L, d, o, seed;
-        int sk, sv;
-        std::string dtype;
-        s >> c.name >> c.regime >> c.q >> k >> L >> d >> o >> c.B >> sk >> sv >> seed >> dtype;
-        REQUIRE(!s.fail());
-        c.shared_k = sk, c.shared_v = sv;
-        out.push_back(c);
-    }
+    std::vector<Case> out = test::accuracy_cases(dir() + "cases.txt");
     REQUIRE(out.size() >= 20);
     return out;
 }

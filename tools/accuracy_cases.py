@@ -51,7 +51,12 @@ CASES = [
     ("dtype_f16_bias",     "dtypes",      9, 24, 15,  8,  6, 8, 0, 0, 2604, "F16", -300.0),
 ]
 
-CASES_HEADER = "# name regime q k L d o B shared_k shared_v seed weight_dtype"
+# Then PyTorch's errors against the float64 truth, output then attn_weights each, of: bf16
+# autocast; quantize_dynamic's int8 Linears; float32 with the Linears' weights rounded to bf16;
+# the same with V rounded to bf16 too (make_reference.torch_low_precision_errors).
+CASES_HEADER = ("# name regime q k L d o B shared_k shared_v seed weight_dtype"
+                " torch_bf16_output torch_bf16_attn_weights torch_int8_output torch_int8_attn_weights"
+                " torch_bf16w_output torch_bf16w_attn_weights torch_bf16wv_output torch_bf16wv_attn_weights")
 
 
 def _uniform(g, shape, bound):

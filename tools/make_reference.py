@@ -376,6 +376,33 @@ def split_f64(t):
     return hi.numpy(), (t - hi.double()).float().numpy()
 
 
+def torch_low_precision_errors(model, Q, K, V, B, out64, wt64):
+    """PyTorch's low-precision runs of the float32 module, as its users would make them, and
+    their errors against the float64 truth, (output, attn_weights) each:
+
+    bf16     bf16 autocast;
+    int8     dynamic int8 quantization of both Linears (fbgemm on x86);
+    bf16w    float32, the Linears' weights rounded to bf16 (the biases kept): what the bf16
+             precision computes, the floor that rounding alone sets;
+    bf16wv   the same with V rounded to bf16 too (the bf16 precision given a bf16 V).
+
+    The bounds the bf16 and int8 precisions are held to (docs/accuracy.md)."""
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out_bf16, w_bf16, _ = run(model, Q, K, V, B)
+    model_int8 = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {nn.Linear}, dtype=torch.qint8)
+    out_int8, w_int8, _ = run(model_int8, Q, K, V, B)
+    model_bf16w = copy.deepcopy(model)
+    with torch.no_grad():
+        for layer in (model_bf16w.attn, model_bf16w.attn_combine):
+            layer.weight.copy_(layer.weight.bfloat16().float())
+    out_w, w_w, _ = run(model_bf16w, Q, K, V, B)
+    out_wv, w_wv, _ = run(model_bf16w, Q, K, V.bfloat16().float(), B)
+    return {"bf16": (rel_error(out_bf16, out64), rel_error(w_bf16, wt64)),
+            "int8": (rel_error(out_int8, out64), rel_error(w_int8, wt64)),
+            "bf16w": (rel_error(out_w, out64), rel_error(w_w, wt64)),
+            "bf16wv": (rel_error(out_wv, out64), rel_error(w_wv, wt64))}
+
+
 def write_accuracy(outdir):
     os.makedirs(outdir, exist_ok=True)
     lines = [accuracy_cases.CASES_HEADER]
@@ -392,6 +419,7 @@ def write_accuracy(outdir):
         out64, wt64, s64 = run(m64, Q.double(), K.double(), V.double(), B)
         assert torch.isfinite(out).all() and torch.isfinite(w).all(), name
         assert torch.isfinite(out64).all() and torch.isfinite(wt64).all(), name
+        low = torch_low_precision_errors(model, Q, K, V, B, out64, wt64)
 
         weights = {n: as_stored(wv, dtype) for n, wv in w64.items()}
         inputs = {"Q": Q.numpy(), "K": K.numpy(), "V": V.numpy()}
@@ -417,8 +445,10 @@ def write_accuracy(outdir):
 
         print(f"{name:18s} {regime:10s} q={q:<4d} k={k:<4d} L={L:<3d} d={d:<4d} o={o:<3d} B={B:<2d}"
               f" {dtype:4s} scores [{s64.min().item():9.1f}, {s64.max().item():9.1f}]"
-              f"  torch f32 error: output {rel_error(out, out64):.2e}, attn_weights {rel_error(w, wt64):.2e}")
-        lines.append(f"{name} {regime} {q} {k} {L} {d} {o} {B} {sk} {sv} {seed} {dtype}")
+              f"  torch error (output, attn_weights): f32 {rel_error(out, out64):.2e} {rel_error(w, wt64):.2e}"
+              + "".join(f"  {p} {low[p][0]:.2e} {low[p][1]:.2e}" for p in ("bf16", "int8", "bf16w", "bf16wv")))
+        errors = " ".join(f"{e:.6e}" for p in ("bf16", "int8", "bf16w", "bf16wv") for e in low[p])
+        lines.append(f"{name} {regime} {q} {k} {L} {d} {o} {B} {sk} {sv} {seed} {dtype} {errors}")
     cases_path = os.path.join(outdir, "cases.txt")
     with open(cases_path, "w") as f:
         f.write("\n".join(lines) + "\n")
