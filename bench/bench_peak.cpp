@@ -1,12 +1,17 @@
 // The machine's limits, measured here rather than taken from a data sheet: peak/fma/<isa>/<threads>
-// runs independent FMA chains on every thread, peak/read_bw/<threads> streams a 1 GiB buffer.
+// runs independent FMA chains on every thread; peak/read/<level>/<threads> sums a buffer held in
+// L2 (half of each core's L2 per thread), in L3 (half of it, split over the threads) or in
+// memory (at least 1 GiB and 4 × L3), the sizes from the caches the library detects.
 // tools/bench-report derives each forward's machine bound from them.
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "bench.hpp"
+#include "cache_info.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -100,38 +105,136 @@ void peak_fma(benchmark::State& state, FmaKernel kernel, int threads) {
     state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsRate);
 }
 
-constexpr std::size_t read_bytes = std::size_t(1) << 30;
+// Reads with the widest loads this CPU has, into 8 independent sums of vectors (add latency 4 ×
+// 2 pipes), so that the loads, not the adds, limit the rate. n is a multiple of 128 floats.
+struct ReadKernel {
+    const char* isa;
+    float (*run)(const float* p, std::size_t n);
+};
 
-// Allocated like the benchmarks' inputs (plain heap, 4 KiB pages) and written once, so that
-// every page is mapped before the first timed pass.
-const float* read_buffer() {
-    static const std::vector<float> buffer(read_bytes / sizeof(float), 1.0f);
-    return buffer.data();
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) float read_avx512(const float* p, std::size_t n) {
+    __m512 acc[8];
+    for (__m512& a : acc) a = _mm512_setzero_ps();
+    for (std::size_t i = 0; i < n; i += 128)
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) acc[j] = _mm512_add_ps(acc[j], _mm512_load_ps(p + i + 16 * j));
+    for (int j = 1; j < 8; ++j) acc[0] = _mm512_add_ps(acc[0], acc[j]);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, acc[0]);
+    float s = 0;
+    for (float x : lanes) s += x;
+    return s;
 }
 
-// 32 independent sums: the compiler turns them into vector adds, and no add waits on the last.
-float sum(const float* p, std::size_t n) {
+__attribute__((target("avx2"))) float read_avx2(const float* p, std::size_t n) {
+    __m256 acc[8];
+    for (__m256& a : acc) a = _mm256_setzero_ps();
+    for (std::size_t i = 0; i < n; i += 64)
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) acc[j] = _mm256_add_ps(acc[j], _mm256_load_ps(p + i + 8 * j));
+    for (int j = 1; j < 8; ++j) acc[0] = _mm256_add_ps(acc[0], acc[j]);
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, acc[0]);
+    float s = 0;
+    for (float x : lanes) s += x;
+    return s;
+}
+#elif defined(__aarch64__)
+float read_neon(const float* p, std::size_t n) {
+    float32x4_t acc[8];
+    for (float32x4_t& a : acc) a = vdupq_n_f32(0);
+    for (std::size_t i = 0; i < n; i += 32)
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) acc[j] = vaddq_f32(acc[j], vld1q_f32(p + i + 4 * j));
+    for (int j = 1; j < 8; ++j) acc[0] = vaddq_f32(acc[0], acc[j]);
+    return vaddvq_f32(acc[0]);
+}
+#endif
+
+// 32 independent sums: the compiler turns them into vector adds of the baseline ISA.
+float read_baseline(const float* p, std::size_t n) {
     float acc[32] = {};
-    for (std::size_t i = 0; i + 32 <= n; i += 32)
+    for (std::size_t i = 0; i < n; i += 32)
         for (std::size_t j = 0; j < 32; ++j) acc[j] += p[i + j];
     float s = 0;
     for (float a : acc) s += a;
     return s;
 }
 
-void peak_read_bw(benchmark::State& state, int threads) {
-    const float* buffer = read_buffer();
-    const std::size_t per_thread = read_bytes / sizeof(float) / std::size_t(threads);
+ReadKernel read_kernel() {
+    [[maybe_unused]] const myattn::CpuFeatures& f = myattn::cpu_features();
+#if defined(__x86_64__)
+    if (f.avx512f) return {"avx512", read_avx512};
+    if (f.avx2) return {"avx2", read_avx2};
+#elif defined(__aarch64__)
+    if (f.neon) return {"neon", read_neon};
+#endif
+    return {"baseline", read_baseline};
+}
+
+enum class Level { l2, l3, dram };
+
+constexpr const char* level_name(Level l) { return l == Level::l2 ? "l2" : l == Level::l3 ? "l3" : "dram"; }
+
+constexpr std::size_t floats_per_line = 128; // the read kernels' step: 512 bytes
+constexpr std::size_t mib = std::size_t(1) << 20;
+
+std::size_t round_down(std::size_t floats) { return floats / floats_per_line * floats_per_line; }
+
+/// Floats each of `threads` threads reads for `level`.
+std::size_t floats_per_thread(Level level, int threads) {
+    const myattn::detail::CacheSizes& c = myattn::detail::cache_sizes();
+    const std::size_t t = std::size_t(threads), f = sizeof(float);
+    switch (level) {
+    case Level::l2:
+        return round_down(c.l2 / 2 / f); // each core its own L2
+    case Level::l3:
+        return round_down(c.l3 / 2 / f / t); // one L3, shared
+    case Level::dram:
+        break;
+    }
+    return round_down(std::max(1024 * mib, 4 * c.l3) / f / t);
+}
+
+// One buffer for every level, allocated like the benchmarks' inputs (plain heap pages) and
+// written once, so that every page is mapped before the first timed pass. Each thread reads
+// its own slice from the start; the smaller levels use the first floats of each slice.
+const float* read_buffer() {
+    static const std::vector<float> buffer = [] {
+        std::size_t floats = 0;
+        for (int t : thread_counts())
+            for (Level l : {Level::l2, Level::l3, Level::dram})
+                floats = std::max(floats, floats_per_thread(l, t) * std::size_t(t) + floats_per_line);
+        return std::vector<float>(floats, 1.0f);
+    }();
+    return buffer.data();
+}
+
+void peak_read(benchmark::State& state, ReadKernel kernel, Level level, int threads) {
+    const std::size_t n = floats_per_thread(level, threads), bytes = n * sizeof(float);
+    // The slices start on a 64-byte line, as the aligned loads need.
+    const float* base = read_buffer();
+    base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64 / sizeof(float);
+    // A cache-sized slice is read several times per iteration (about 32 MiB per thread), so that
+    // the arena's start-up does not count.
+    const std::size_t passes = std::max<std::size_t>(1, 32 * mib / bytes);
     tbb::task_arena arena(threads);
     for (auto _ : state)
         arena.execute([&] {
             tbb::parallel_for(
                 0, threads,
-                [&](int i) { benchmark::DoNotOptimize(sum(buffer + std::size_t(i) * per_thread, per_thread)); },
+                [&](int i) {
+                    const float* p = base + std::size_t(i) * n;
+                    for (std::size_t r = 0; r < passes; ++r) benchmark::DoNotOptimize(kernel.run(p, n));
+                },
                 tbb::static_partitioner());
         });
+    const double total = double(bytes) * double(threads);
     state.counters["GB/s"] =
-        benchmark::Counter(double(state.iterations()) * double(read_bytes) * 1e-9, benchmark::Counter::kIsRate);
+        benchmark::Counter(double(state.iterations()) * double(passes) * total * 1e-9, benchmark::Counter::kIsRate);
+    state.counters["buffer_MiB"] = total / double(mib);
+    state.SetLabel(kernel.isa);
 }
 
 } // namespace
@@ -141,8 +244,12 @@ void register_peak() {
         for (int t : thread_counts())
             benchmark::RegisterBenchmark(join({"peak/fma", k.isa, std::to_string(t)}).c_str(), peak_fma, k, t)
                 ->UseRealTime();
-    for (int t : thread_counts())
-        benchmark::RegisterBenchmark(join({"peak/read_bw", std::to_string(t)}).c_str(), peak_read_bw, t)->UseRealTime();
+    const ReadKernel read = read_kernel();
+    for (Level l : {Level::l2, Level::l3, Level::dram})
+        for (int t : thread_counts())
+            benchmark::RegisterBenchmark(join({"peak/read", level_name(l), std::to_string(t)}).c_str(), peak_read, read,
+                                         l, t)
+                ->UseRealTime();
 }
 
 } // namespace myattn_bench
