@@ -1,13 +1,15 @@
 // The machine's limits, measured here rather than taken from a data sheet: peak/fma/<isa>/<threads>
 // runs independent FMA chains on every thread; peak/read/<level>/<threads> sums a buffer held in
-// L2 (half of each core's L2 per thread), in L3 (half of it, split over the threads) or in
-// memory (at least 1 GiB and 4 × L3), the sizes from the caches the library detects.
+// L2 (half of each core's L2 per thread), in L3 (half of it, split over the threads; l3_<N>MiB:
+// smaller buffers beyond L2) or in memory (at least 1 GiB and 4 × L3), the sizes from the
+// caches the library detects.
 // tools/bench-report derives each forward's machine bound from them.
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bench.hpp"
@@ -173,46 +175,49 @@ ReadKernel read_kernel() {
     return {"baseline", read_baseline};
 }
 
-enum class Level { l2, l3, dram };
-
-constexpr const char* level_name(Level l) { return l == Level::l2 ? "l2" : l == Level::l3 ? "l3" : "dram"; }
-
 constexpr std::size_t floats_per_line = 128; // the read kernels' step: 512 bytes
 constexpr std::size_t mib = std::size_t(1) << 20;
 
 std::size_t round_down(std::size_t floats) { return floats / floats_per_line * floats_per_line; }
 
-/// Floats each of `threads` threads reads for `level`.
-std::size_t floats_per_thread(Level level, int threads) {
+struct ReadProbe {
+    std::string level; // l2, l3_<MiB>MiB, l3 or dram
+    std::size_t floats_per_thread;
+};
+
+/// The read probes of `threads` threads: half of each core's L2 per thread; half of the shared
+/// L3, and, below it, buffers from twice the threads' L2 up in steps of 2 (how much of the L3 a
+/// process really keeps varies, above all in a guest that shares it); memory, at least 1 GiB and
+/// 4 × L3.
+std::vector<ReadProbe> read_probes(int threads) {
     const myattn::detail::CacheSizes& c = myattn::detail::cache_sizes();
     const std::size_t t = std::size_t(threads), f = sizeof(float);
-    switch (level) {
-    case Level::l2:
-        return round_down(c.l2 / 2 / f); // each core its own L2
-    case Level::l3:
-        return round_down(c.l3 / 2 / f / t); // one L3, shared
-    case Level::dram:
-        break;
-    }
-    return round_down(std::max(1024 * mib, 4 * c.l3) / f / t);
+    std::vector<ReadProbe> probes{{"l2", round_down(c.l2 / 2 / f)}};
+    std::size_t size = mib;
+    while (size < 2 * c.l2 * t) size *= 2;
+    for (; size < c.l3 / 2; size *= 2)
+        probes.push_back({"l3_" + std::to_string(size / mib) + "MiB", round_down(size / f / t)});
+    probes.push_back({"l3", round_down(c.l3 / 2 / f / t)});
+    probes.push_back({"dram", round_down(std::max(1024 * mib, 4 * c.l3) / f / t)});
+    return probes;
 }
 
-// One buffer for every level, allocated like the benchmarks' inputs (plain heap pages) and
+// One buffer for every probe, allocated like the benchmarks' inputs (plain heap pages) and
 // written once, so that every page is mapped before the first timed pass. Each thread reads
-// its own slice from the start; the smaller levels use the first floats of each slice.
+// its own slice from the start; the smaller probes use the first floats of each slice.
 const float* read_buffer() {
     static const std::vector<float> buffer = [] {
         std::size_t floats = 0;
         for (int t : thread_counts())
-            for (Level l : {Level::l2, Level::l3, Level::dram})
-                floats = std::max(floats, floats_per_thread(l, t) * std::size_t(t) + floats_per_line);
+            for (const ReadProbe& p : read_probes(t))
+                floats = std::max(floats, p.floats_per_thread * std::size_t(t) + floats_per_line);
         return std::vector<float>(floats, 1.0f);
     }();
     return buffer.data();
 }
 
-void peak_read(benchmark::State& state, ReadKernel kernel, Level level, int threads) {
-    const std::size_t n = floats_per_thread(level, threads), bytes = n * sizeof(float);
+void peak_read(benchmark::State& state, ReadKernel kernel, std::size_t n, int threads) {
+    const std::size_t bytes = n * sizeof(float);
     // The slices start on a 64-byte line, as the aligned loads need.
     const float* base = read_buffer();
     base += (64 - reinterpret_cast<std::uintptr_t>(base) % 64) % 64 / sizeof(float);
@@ -245,10 +250,10 @@ void register_peak() {
             benchmark::RegisterBenchmark(join({"peak/fma", k.isa, std::to_string(t)}).c_str(), peak_fma, k, t)
                 ->UseRealTime();
     const ReadKernel read = read_kernel();
-    for (Level l : {Level::l2, Level::l3, Level::dram})
-        for (int t : thread_counts())
-            benchmark::RegisterBenchmark(join({"peak/read", level_name(l), std::to_string(t)}).c_str(), peak_read, read,
-                                         l, t)
+    for (int t : thread_counts())
+        for (const ReadProbe& p : read_probes(t))
+            benchmark::RegisterBenchmark(join({"peak/read", p.level, std::to_string(t)}).c_str(), peak_read, read,
+                                         p.floats_per_thread, t)
                 ->UseRealTime();
 }
 

@@ -1,4 +1,4 @@
-// The reference shapes the tests, the benchmarks and docs/performance.md speak of, and the work a
+// The reference shapes the tests, the benchmarks and docs/performance/ speak of, and the work a
 // forward call does on any shape: one definition for the driver's decisions, the benchmarks'
 // counters and, through the benchmark's JSON context, tools/bench-report.
 #pragma once

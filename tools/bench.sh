@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The README's benchmark command: installs what is missing (python3, the peers oneDNN and Eigen,
 # matplotlib), builds myattn_bench (Release, build-bench/), runs the per-ISA kernel and forward
-# benchmarks, every runnable ISA, scalar and the peers, and writes the report and its plot to
-# build-bench/performance.md and build-bench/performance.png (docs/ holds the committed ones).
+# benchmarks, every runnable ISA, scalar and the peers, and writes this CPU's report and plot,
+# and the summary of the reports there, to build-bench/performance/ (docs/performance/ holds
+# the committed ones, one per CPU).
 # Usage: tools/bench.sh [--quick] [any other tools/bench-report option]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# A minimal Debian has no python3, the report's interpreter.
+# A minimal Debian has no python3, the report's interpreter. Debian's is named: the one
+# python3-matplotlib belongs to (another python3 may come first on PATH).
 tools/install-deps.sh python3
-exec python3 tools/bench-report --output build-bench/performance.md --plot build-bench/performance.png "$@"
+exec /usr/bin/python3 tools/bench-report --output-dir build-bench/performance "$@"

@@ -1,0 +1,145 @@
+"""tools/bench-report without running a benchmark: the CPU's file name, where each cell's data
+comes from and its bound, the per-cell targets, and the folder of reports with its summary.
+Standard library only; runs in well under a second."""
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import types
+import unittest
+
+TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "bench-report")
+loader = importlib.machinery.SourceFileLoader("bench_report", TOOL)
+br = importlib.util.module_from_spec(importlib.util.spec_from_loader("bench_report", loader))
+loader.exec_module(br)
+
+EMERALD_RAPIDS = {"Vendor ID": "GenuineIntel", "Model name": "Intel(R) Xeon(R) Processor", "CPU family": "6",
+                  "Model": "207", "Core(s) per socket": "2", "Socket(s)": "1", "Thread(s) per core": "1"}
+# The shapes and work counts as myattn_bench writes them into its context (src/shapes.hpp).
+SHAPES = {"S": "q=32 k=32 L=32 d=64 o=32", "X": "q=1024 k=1024 L=512 d=1024 o=1024"}
+WORK = {"S": "flops=14336 bytes=8704 weights=20736", "X": "flops=7340032 bytes=2101248 weights=12591104"}
+CACHES = "l1d=49152 l2=2097152 l3=314572800"
+
+
+def entry(name, seconds, **counters):
+    """A median aggregate and one repetition, as Google Benchmark's JSON holds them."""
+    base = {"run_name": name + "/real_time", "real_time": seconds * 1e9, "time_unit": "ns"}
+    return [dict(base, name=name + "_median", run_type="aggregate", aggregate_name="median", **counters),
+            dict(base, name=name, run_type="iteration", **counters)]
+
+
+def results_json(path, forward):
+    """forward: {(impl, shape, B, threads): seconds}; the limits: 100 GFLOP/s per core, read
+    100 (L2), 20 (L3) and 10 (memory) GB/s per thread."""
+    benchmarks = []
+    for t in (1, 2):
+        benchmarks += entry(f"peak/fma/avx512/{t}", 0.01, **{"GFLOP/s": 100.0 * t})
+        for level, bw in (("l2", 100.0), ("l3", 20.0), ("dram", 10.0)):
+            benchmarks += entry(f"peak/read/{level}/{t}", 0.01, **{"GB/s": bw * t, "buffer_MiB": 1.0})
+    for (impl, shape, b, t), s in forward.items():
+        benchmarks += entry(f"forward/{impl}/{shape}/{b}/{t}", s)
+    context = {"date": "2026-12-01T04:00:00+00:00", "myattn_caches": CACHES, "myattn_compiled_isas": "avx512,scalar",
+               "myattn_runnable_isas": "avx512,scalar", "myattn_active_isa": "avx512",
+               "myattn_kernels_avx512": "f32-linear-8x32-avx512", "plan_S": "fused",
+               "plan_X": "layered: MC 120, NC 320, KC 768"}
+    context.update({"shape_" + k: v for k, v in SHAPES.items()})
+    context.update({"work_" + k: v for k, v in WORK.items()})
+    meta = {"mode": "quick", "repetitions": 3, "min_time": 0.05, "filter": ".", "lscpu": EMERALD_RAPIDS,
+            "load_avg_start": [1.0, 1.0, 1.0], "load_avg_end": [2.0, 1.0, 1.0], "commit": "abc1234"}
+    with open(path, "w") as f:
+        json.dump({"context": context, "benchmarks": benchmarks, "bench_report": meta}, f)
+
+
+class CpuNames(unittest.TestCase):
+    def test_vendor_line_and_core(self):
+        self.assertEqual(br.cpu_name(EMERALD_RAPIDS), "intel-xeon-emerald-rapids")
+        self.assertEqual(br.cpu_title(EMERALD_RAPIDS), "Intel Xeon (Emerald Rapids, family 6 model 207)")
+        zen4 = {"Vendor ID": "AuthenticAMD", "Model name": "AMD EPYC 9B14 96-Core Processor", "CPU family": "25",
+                "Model": "17"}
+        self.assertEqual(br.cpu_name(zen4), "amd-epyc-zen4")
+        zen3 = dict(zen4, Model="1")
+        self.assertEqual(br.cpu_name(zen3), "amd-epyc-zen3")
+
+    def test_unknown_core_falls_back_to_the_model_name(self):
+        self.assertEqual(br.cpu_name({"Vendor ID": "ARM", "Model name": "Neoverse-V2"}), "arm-neoverse-v2")
+        self.assertEqual(br.cpu_name({"Vendor ID": "GenuineIntel", "Model name": "Intel(R) Core(TM) i7-1065G7 CPU "
+                                      "@ 1.30GHz", "CPU family": "6", "Model": "126"}), "intel-core-i7-1065g7")
+        self.assertEqual(br.cpu_name({}), "unknown-cpu")
+
+
+class Bounds(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.json = os.path.join(self.dir.name, "r.json")
+        results_json(self.json, {("avx512", "S", 64, 1): 10e-6, ("avx512", "S", 1024, 1): 300e-6,
+                                 ("avx512", "X", 64, 1): 20e-3, ("avx512", "X", 64, 2): 10e-3,
+                                 ("eigen", "X", 64, 1): 30e-3, ("onednn", "X", 64, 1): 40e-3,
+                                 ("eigen", "X", 64, 2): 11e-3})
+        context, meta, results = br.load(self.json)
+        args = types.SimpleNamespace(name="cpu", json_path=self.json, cpu_time=False)
+        self.report = br.Report(context, meta, results, args)
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_levels_follow_the_sizes_and_the_plan(self):
+        s64, s1024, x64 = (self.report.bound(k) for k in (("S", 64, 1), ("S", 1024, 1), ("X", 64, 1)))
+        # S at 64: 0.58 MB in all, within L2.
+        self.assertEqual({lv for lv, n in s64.by_level.items() if n}, {"L2"})
+        # At 1024: 8.9 MB, beyond L2, within L3; the fused plan's 127 further passes over the
+        # 20 kB of weights, beside one group of 8 samples, from L2.
+        self.assertEqual(s1024.by_level["L3"], 20736 + 1024 * 8704)
+        self.assertEqual(s1024.by_level["L2"], 127 * 20736)
+        self.assertEqual(s1024.kind, "L3")
+        self.assertAlmostEqual(s1024.seconds, (20736 + 1024 * 8704) / 20e9)
+        # X at 64 on the layered plan: one pass over the weights (64 <= MC), 147 MB in all: L3.
+        self.assertEqual(self.report.passes(("X", 64, 1)), 1)
+        self.assertAlmostEqual(x64.by_level["L3"], 12591104 + 64 * 2101248)
+        self.assertEqual(x64.kind, "L3")
+
+    def test_fused_passes_stream_the_weights_again(self):
+        plan = br.plan_of("fused")
+        w = {"weights": 12591104.0, "bytes": 2101248.0, "flops": 7340032.0}
+        chunks = br.traffic(self.report.machine, w, plan, 8, 64, 1, br.weight_passes(plan, 8, 64))
+        # 8 groups of 8: the first pass with the call's data, 7 more beside one group's 17 MB: L3.
+        self.assertEqual([(lv, n) for lv, n, _ in chunks], [("L3", 12591104 + 64 * 2101248), ("L3", 7 * 12591104)])
+
+    def test_targets_per_cell(self):
+        checks = {c[0]: c for c in self.report.checks(("X", 64, 1))}
+        self.assertTrue(checks["peer"][4])  # 20 ms against eigen's 30
+        self.assertTrue(checks["1.25×"][4])  # 1.5×
+        self.assertTrue(checks["weights"][4])
+        self.assertIn("80 % L3", checks)
+        two = {c[0]: c for c in self.report.checks(("X", 64, 2))}
+        self.assertFalse(two["1.25×"][4])  # 1.1×
+        self.assertIn("**miss**: 1.25×", self.report.cell_verdict(("X", 64, 2)))
+
+
+class Folder(unittest.TestCase):
+    def test_reports_accumulate_one_per_cpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "performance")
+            os.makedirs(out)
+            with open(os.path.join(out, "amd-epyc-zen4.md"), "w") as f:
+                f.write("# old\n\n" + br.RECORD.format(json.dumps({"cpu": "AMD EPYC (Zen 4)", "faster": [22, 22]})))
+            path = os.path.join(d, "r.json")
+            results_json(path, {("avx512", "S", 64, 1): 10e-6, ("eigen", "S", 64, 1): 12e-6})
+            argv = ["bench-report", "--from-json", path, "--output-dir", out]
+            br.Report.plot = lambda self, p: open(p, "w").close()  # matplotlib's part is not tested here
+            for _ in range(2):  # a second run refreshes the same file
+                sys.argv = argv
+                br.main()
+            self.assertEqual(sorted(os.listdir(out)), ["README.md", "amd-epyc-zen4.md", "intel-xeon-emerald-rapids.md",
+                                                       "intel-xeon-emerald-rapids.png"])
+            with open(os.path.join(out, "README.md")) as f:
+                summary = f.read()
+            self.assertIn("[AMD EPYC (Zen 4)](amd-epyc-zen4.md)", summary)
+            self.assertIn("[Intel Xeon (Emerald Rapids, family 6 model 207)](intel-xeon-emerald-rapids.md)", summary)
+            self.assertIn("| 1 of 1 |", summary)  # faster than every peer in its one cell
+            self.assertEqual(summary.count("](intel-xeon-emerald-rapids.md)"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
