@@ -32,12 +32,12 @@ def entry(name, seconds, **counters):
 
 def results_json(path, forward):
     """forward: {(impl, shape, B, threads): seconds}; the limits: 100 GFLOP/s per core, read
-    100 (L2), 20 (L3) and 10 (memory) GB/s per thread."""
+    100 (L2), 30 (L3, 16 MiB), 20 (L3, half of it) and 10 (memory) GB/s per thread."""
     benchmarks = []
     for t in (1, 2):
         benchmarks += entry(f"peak/fma/avx512/{t}", 0.01, **{"GFLOP/s": 100.0 * t})
-        for level, bw in (("l2", 100.0), ("l3", 20.0), ("dram", 10.0)):
-            benchmarks += entry(f"peak/read/{level}/{t}", 0.01, **{"GB/s": bw * t, "buffer_MiB": 1.0})
+        for level, bw, mib in (("l2", 100.0, 1), ("l3_16MiB", 30.0, 16), ("l3", 20.0, 150), ("dram", 10.0, 1200)):
+            benchmarks += entry(f"peak/read/{level}/{t}", 0.01, **{"GB/s": bw * t, "buffer_MiB": mib})
     for (impl, shape, b, t), s in forward.items():
         benchmarks += entry(f"forward/{impl}/{shape}/{b}/{t}", s)
     context = {"date": "2026-12-01T04:00:00+00:00", "myattn_caches": CACHES, "myattn_compiled_isas": "avx512,scalar",
@@ -93,11 +93,13 @@ class Bounds(unittest.TestCase):
         self.assertEqual(s1024.by_level["L3"], 20736 + 1024 * 8704)
         self.assertEqual(s1024.by_level["L2"], 127 * 20736)
         self.assertEqual(s1024.kind, "L3")
-        self.assertAlmostEqual(s1024.seconds, (20736 + 1024 * 8704) / 20e9)
+        # 8.9 MB between two uses: the 16 MiB probe's rate, not the half-L3 one's.
+        self.assertAlmostEqual(s1024.seconds, (20736 + 1024 * 8704) / 30e9)
         # X at 64 on the layered plan: one pass over the weights (64 <= MC), 147 MB in all: L3.
         self.assertEqual(self.report.passes(("X", 64, 1)), 1)
         self.assertAlmostEqual(x64.by_level["L3"], 12591104 + 64 * 2101248)
         self.assertEqual(x64.kind, "L3")
+        self.assertAlmostEqual(x64.levels["L3"], (12591104 + 64 * 2101248) / 20e9)  # beyond 16 MiB
 
     def test_fused_passes_stream_the_weights_again(self):
         plan = br.plan_of("fused")
