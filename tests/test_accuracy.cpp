@@ -68,7 +68,7 @@ Measure measure(const std::vector<float>& got, const std::vector<float>& torch_f
 
 } // namespace
 
-TEST_CASE("accuracy: within 1.5x PyTorch float32's error against float64, every regime", "[accuracy]") {
+TEST_CASE("accuracy: within 1.5x PyTorch float32's error against float64, every regime", "[accuracy][each_isa]") {
     FOR_EACH_ISA(isa) {
         for (const Case& c : cases()) {
             CAPTURE(c.name);

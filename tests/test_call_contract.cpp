@@ -281,7 +281,7 @@ TEST_CASE("contract: shapes whose element count overflows size_t are refused for
 }
 
 TEST_CASE("contract: misaligned pointers work on every runnable ISA, bitwise as aligned ones",
-          "[errors][contract][unaligned]") {
+          "[errors][contract][unaligned][each_isa]") {
     // Sizes that are no multiple of any vector width, and a batch the kernels tile.
     const Dims d{19, 13, 37, 29, 23};
     const std::size_t B = 5;

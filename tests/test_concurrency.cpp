@@ -150,7 +150,8 @@ TEST_CASE("concurrency: the first-use ISA choice is thread-safe", "[parallel]") 
     CHECK_FALSE(reasons[0].empty());
 }
 
-TEST_CASE("concurrency: results are bitwise the same for any thread count, tiling or feature split", "[parallel]") {
+TEST_CASE("concurrency: results are bitwise the same for any thread count, tiling or feature split",
+          "[parallel][each_isa]") {
     FOR_EACH_ISA(isa) {
         const Dims d{16, 12, 33, 20, 10};
         const MyAttn attn(Parameters::random(d, 8), isa);

@@ -29,7 +29,7 @@ void check_against_oracle(Isa isa, const Parameters& p, const Inputs& x) {
 
 } // namespace
 
-TEST_CASE("forward: random shapes, every size 1..70, L up to 130", "[forward]") {
+TEST_CASE("forward: random shapes, every size 1..70, L up to 130", "[forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         std::mt19937_64 rng(7);
         std::uniform_int_distribution<std::size_t> small(1, 70), rows(1, 130);
@@ -43,7 +43,7 @@ TEST_CASE("forward: random shapes, every size 1..70, L up to 130", "[forward]") 
     }
 }
 
-TEST_CASE("forward: every size from 1 to 70 in each position", "[forward]") {
+TEST_CASE("forward: every size from 1 to 70 in each position", "[forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         for (std::size_t n = 1; n <= 70; ++n) {
             const Dims dims[] = {{n, 3, 5, 7, 2}, {2, n, 3, 5, 7}, {7, 2, n, 3, 5}, {5, 7, 2, n, 3}, {3, 5, 7, 2, n}};
@@ -53,7 +53,7 @@ TEST_CASE("forward: every size from 1 to 70 in each position", "[forward]") {
     }
 }
 
-TEST_CASE("forward: large batches and shared K / V", "[forward]") {
+TEST_CASE("forward: large batches and shared K / V", "[forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         const Dims d{32, 32, 32, 64, 32};
         const Parameters p = Parameters::random(d, 1);
@@ -62,14 +62,14 @@ TEST_CASE("forward: large batches and shared K / V", "[forward]") {
     }
 }
 
-TEST_CASE("forward: shape X", "[forward][large]") {
+TEST_CASE("forward: shape X", "[forward][large][each_isa]") {
     FOR_EACH_ISA(isa) {
         const Dims d = detail::shape_X;
         check_against_oracle(isa, Parameters::random(d, 11), random_inputs(d, 2, false, false, 12));
     }
 }
 
-TEST_CASE("forward: scores of magnitude >= 100 stay finite and accurate", "[forward]") {
+TEST_CASE("forward: scores of magnitude >= 100 stay finite and accurate", "[forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         const Dims d{16, 16, 40, 24, 8};
         const Parameters p = Parameters::random(d, 5);
@@ -83,7 +83,7 @@ TEST_CASE("forward: scores of magnitude >= 100 stay finite and accurate", "[forw
     }
 }
 
-TEST_CASE("forward: biases that dominate W x cost one rounding, not one per input", "[forward]") {
+TEST_CASE("forward: biases that dominate W x cost one rounding, not one per input", "[forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         // Scores near -500 (and one sample's near +2000) from |W x| near 1, outputs near +-1e3: the
         // bound charges the bias u |s|, so a sum that started from the bias (rounding every step at
@@ -102,7 +102,7 @@ TEST_CASE("forward: biases that dominate W x cost one rounding, not one per inpu
     }
 }
 
-TEST_CASE("forward: shared K / V give bitwise the same result as explicit copies", "[forward]") {
+TEST_CASE("forward: shared K / V give bitwise the same result as explicit copies", "[forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         const Dims d{5, 7, 19, 13, 3};
         const Parameters p = Parameters::random(d, 9);
@@ -122,7 +122,7 @@ TEST_CASE("forward: shared K / V give bitwise the same result as explicit copies
     }
 }
 
-TEST_CASE("forward: B = 0 is fine and writes nothing", "[forward]") {
+TEST_CASE("forward: B = 0 is fine and writes nothing", "[forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         const Dims d{4, 4, 4, 4, 4};
         const MyAttn attn(Parameters::random(d, 1), isa);
@@ -133,7 +133,7 @@ TEST_CASE("forward: B = 0 is fine and writes nothing", "[forward]") {
     }
 }
 
-TEST_CASE("forward: softmax rows sum to 1", "[forward][softmax]") {
+TEST_CASE("forward: softmax rows sum to 1", "[forward][softmax][each_isa]") {
     FOR_EACH_ISA(isa) {
         const Dims d{8, 8, 37, 8, 8};
         const MyAttn attn(Parameters::random(d, 2), isa);
@@ -148,7 +148,7 @@ TEST_CASE("forward: softmax rows sum to 1", "[forward][softmax]") {
     }
 }
 
-TEST_CASE("forward: non-finite inputs follow PyTorch per sample", "[forward][nonfinite]") {
+TEST_CASE("forward: non-finite inputs follow PyTorch per sample", "[forward][nonfinite][each_isa]") {
     FOR_EACH_ISA(isa) {
         const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
         const Dims d{3, 4, 21, 5, 6};

@@ -45,7 +45,7 @@ std::vector<std::size_t> sizes(std::initializer_list<std::size_t> list) {
 
 } // namespace
 
-TEST_CASE("kernels: softmax of every length 1..130, within its bound, inside its row", "[kernels][softmax]") {
+TEST_CASE("kernels: softmax of every length 1..130, within its bound, inside its row", "[kernels][softmax][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
         std::mt19937_64 rng(1);
@@ -76,7 +76,8 @@ TEST_CASE("kernels: softmax of every length 1..130, within its bound, inside its
     }
 }
 
-TEST_CASE("kernels: softmax of non-finite rows follows PyTorch at every position", "[kernels][softmax][nonfinite]") {
+TEST_CASE("kernels: softmax of non-finite rows follows PyTorch at every position",
+          "[kernels][softmax][nonfinite][each_isa]") {
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
@@ -135,7 +136,7 @@ std::pair<float, float> product_preimage(float y, float s) {
 } // namespace
 
 TEST_CASE("kernels: softmax's exp within 2 ulp over [-87.3, 0], below FLT_MIN under it",
-          "[kernels][softmax][exp][sweep]") {
+          "[kernels][softmax][exp][sweep][each_isa]") {
     // The SIMD kernels' exp is not in the table; softmax shows it. Softmax of a row of z zeros
     // and one x is fl(e s) at x and s at each zero, with e the kernel's exp(x) and s the
     // rounded reciprocal of the sum 1 z + e (the kernel's exp(0) is exactly 1). So e lies in the
@@ -191,7 +192,7 @@ TEST_CASE("kernels: softmax's exp within 2 ulp over [-87.3, 0], below FLT_MIN un
 }
 
 TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA chain per output",
-          "[kernels][linear][sweep]") {
+          "[kernels][linear][sweep][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
         const std::size_t mr = t.mr, nr = t.nr;
@@ -248,7 +249,7 @@ TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA cha
 }
 
 TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies and to one FMA chain",
-          "[kernels][weighted_sum]") {
+          "[kernels][weighted_sum][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
         const std::size_t mr = t.mr;
@@ -305,7 +306,7 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
 
 TEST_CASE(
     "kernels: weighted sum of wide rows (streamed row by row), any alignment, any column block, bitwise one FMA chain",
-    "[kernels][weighted_sum]") {
+    "[kernels][weighted_sum][each_isa]") {
     // Rows of 4 KiB and more, whole cache lines: the row stream, whose sums sit in a buffer
     // aligned like V, with scalar columns before V's first line boundary and after its last.
     FOR_EACH_ISA(isa) {
@@ -375,7 +376,8 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("kernels: forward gives a sample the same bits in any tile and any position", "[kernels][forward]") {
+TEST_CASE("kernels: forward gives a sample the same bits in any tile and any position",
+          "[kernels][forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
         const Dims d{5, 7, 19, 13, 3};

@@ -95,7 +95,7 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     CHECK(tiny.mc == 8);
 }
 
-TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group bits", "[layered][linear]") {
+TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group bits", "[layered][linear][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
         if (isa == Isa::scalar) {
@@ -124,7 +124,8 @@ TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group 
     }
 }
 
-TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking, 1 or 2 threads", "[layered][forward]") {
+TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking, 1 or 2 threads",
+          "[layered][forward][each_isa]") {
 #ifdef MYATTN_WITH_TBB
     const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
 #endif
@@ -163,7 +164,8 @@ TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking, 1 or
     }
 }
 
-TEST_CASE("layered: MyAttn with 4 MiB of weights runs layered, a sample's bits as when run alone", "[layered]") {
+TEST_CASE("layered: MyAttn with 4 MiB of weights runs layered, a sample's bits as when run alone",
+          "[layered][each_isa]") {
 #ifdef MYATTN_WITH_TBB
     const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
 #endif

@@ -100,7 +100,7 @@ TEST_CASE("limits: parse time is linear in the tensor count", "[safetensors][lim
         }
         return best;
     };
-    const double small = seconds_for(4'000), large = seconds_for(64'000);
+    const double small = seconds_for(2'000), large = seconds_for(32'000);
     CAPTURE(small, large);
     CHECK(large < 64 * small + 0.05);
 }
