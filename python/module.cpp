@@ -1,12 +1,16 @@
 // myattn._myattn: the C++ side of the Python package. forward reads NumPy arrays or CPU torch
 // tensors in place (float32, C-contiguous: anything else is refused, never copied) and runs with
 // the GIL released. torch is never imported from here: it is looked up in sys.modules only once
-// an input is not a NumPy array, so the package works where torch is not installed.
+// an input is not a NumPy array, so the package works where torch is not installed. Outputs for
+// torch inputs are handed to torch through DLPack, the exchange format torch reads without a copy.
+#include <dlpack/dlpack.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -29,12 +33,12 @@ myattn::Isa isa_from_name(const std::optional<std::string>& name) {
                            "; runnable here: " + myattn::to_string(myattn::runnable_isas(), ", ") + ")");
 }
 
-// torch.Tensor, torch.float32 and torch.from_numpy, once torch has been imported by the caller,
-// and the attribute names a tensor is read through, made once (attr("name") makes a new string
-// per call, 18 a forward).
+// torch.Tensor, torch.float32, torch.strided and torch.from_dlpack, once torch has been imported
+// by the caller, and the attribute names a tensor is read through, made once (attr("name") makes
+// a new string per call).
 struct Torch {
-    py::object tensor_type, float32, from_numpy;
-    py::str dtype{"dtype"}, is_cpu{"is_cpu"}, is_sparse{"is_sparse"}, is_contiguous{"is_contiguous"}, shape{"shape"},
+    py::object tensor_type, float32, strided, from_dlpack;
+    py::str dtype{"dtype"}, is_cpu{"is_cpu"}, layout{"layout"}, is_contiguous{"is_contiguous"}, shape{"shape"},
         data_ptr{"data_ptr"};
 };
 
@@ -47,7 +51,7 @@ const Torch* torch_if_imported() {
         if (!modules.contains("torch")) return nullptr;
         const py::object m = modules["torch"];
         if (m.is_none()) return nullptr; // an import of torch was blocked
-        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("from_numpy")};
+        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("strided"), m.attr("from_dlpack")};
     }
     return torch;
 }
@@ -61,14 +65,19 @@ std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr
                          type_name(h));
 }
 
+// A torch.Size (a tuple of ints) as a Shape.
 Shape shape_of(const char* name, py::handle sizes) {
-    const auto seq = py::reinterpret_borrow<py::sequence>(sizes);
-    if (seq.size() > Shape::max_rank)
-        throw py::value_error(std::string(name) + ": expected a tensor of rank 3, got rank " +
-                              std::to_string(seq.size()));
+    const auto seq = py::reinterpret_steal<py::object>(PySequence_Fast(sizes.ptr(), "shape: expected a sequence"));
+    if (!seq) throw py::error_already_set();
+    const auto rank = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
+    if (rank > Shape::max_rank)
+        throw py::value_error(std::string(name) + ": expected a tensor of rank 3, got rank " + std::to_string(rank));
     std::size_t extents[Shape::max_rank];
-    for (std::size_t i = 0; i < seq.size(); ++i) extents[i] = seq[i].cast<std::size_t>();
-    return Shape(std::span<const std::size_t>(extents, seq.size()));
+    for (std::size_t i = 0; i < rank; ++i) {
+        extents[i] = PyLong_AsSize_t(PySequence_Fast_GET_ITEM(seq.ptr(), static_cast<Py_ssize_t>(i)));
+        if (PyErr_Occurred()) throw py::error_already_set();
+    }
+    return Shape(std::span<const std::size_t>(extents, rank));
 }
 
 ConstTensor numpy_view(const char* name, py::handle h) {
@@ -89,18 +98,37 @@ ConstTensor numpy_view(const char* name, py::handle h) {
             Shape(std::span<const std::size_t>(extents, static_cast<std::size_t>(proxy->nd)))};
 }
 
+// h.name and h.name(), through the C API: pybind11's accessors cost more, and calling the method
+// this way makes no bound-method object.
+py::object get_attr(py::handle h, const py::str& name) {
+    PyObject* r = PyObject_GetAttr(h.ptr(), name.ptr());
+    if (r == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+}
+
+py::object call_method(py::handle h, const py::str& name) {
+    PyObject* r = PyObject_CallMethodNoArgs(h.ptr(), name.ptr());
+    if (r == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(r);
+}
+
 ConstTensor torch_view(const char* name, py::handle h, const Torch& torch) {
-    const py::object dtype = h.attr(torch.dtype);
+    const py::object dtype = get_attr(h, torch.dtype);
     if (!dtype.is(torch.float32))
         throw py::type_error(std::string(name) + ": expected dtype torch.float32, got " + std::string(py::str(dtype)));
-    if (!h.attr(torch.is_cpu).cast<bool>())
+    if (!get_attr(h, torch.is_cpu).is(py::handle(Py_True)))
         throw py::value_error(std::string(name) + ": expected a CPU tensor, got one on " +
                               std::string(py::str(h.attr("device"))) + " (.cpu() moves it)");
-    if (h.attr(torch.is_sparse).cast<bool>() || !h.attr(torch.is_contiguous)().cast<bool>())
+    const py::object layout = get_attr(h, torch.layout);
+    if (!layout.is(torch.strided))
+        throw py::value_error(std::string(name) + ": expected a dense tensor, got layout " +
+                              std::string(py::str(layout)) + " (.to_dense() makes one)");
+    if (!call_method(h, torch.is_contiguous).is(py::handle(Py_True)))
         throw py::value_error(std::string(name) + ": expected a contiguous tensor (myattn reads it in place and does "
                                                   "not copy; .contiguous() makes one)");
-    const Shape shape = shape_of(name, h.attr(torch.shape));
-    return {reinterpret_cast<const float*>(h.attr(torch.data_ptr)().cast<std::uintptr_t>()), shape};
+    const Shape shape = shape_of(name, get_attr(h, torch.shape));
+    const py::object data = call_method(h, torch.data_ptr);
+    return {static_cast<const float*>(PyLong_AsVoidPtr(data.ptr())), shape};
 }
 
 // An uninitialised C-contiguous float32 array, straight from NumPy's C API: pybind11's array_t
@@ -118,7 +146,47 @@ py::array new_float_array(const Shape& shape) {
     return py::reinterpret_steal<py::array>(array);
 }
 
-float* data_of(const py::array& a) { return reinterpret_cast<float*>(py::detail::array_proxy(a.ptr())->data); }
+// An uninitialised float32 CPU tensor of our own memory, given to torch.from_dlpack: one block
+// holds the DLPack header, the shape and the data, freed by torch when the tensor goes. Cheaper
+// than wrapping a NumPy array with torch.from_numpy, above all to free (docs/python.md).
+struct DlpackBlock {
+    DLManagedTensor managed;
+    std::int64_t shape[Shape::max_rank];
+};
+constexpr std::size_t dlpack_data_offset = (sizeof(DlpackBlock) + 63) / 64 * 64; // the data 64-byte aligned
+
+void free_dlpack_block(DLManagedTensor* managed) { std::free(managed->manager_ctx); }
+
+py::object new_torch_tensor(const Torch& torch, const Shape& shape, float*& data) {
+    const std::size_t bytes = (dlpack_data_offset + shape.numel() * sizeof(float) + 63) / 64 * 64;
+    void* memory = std::aligned_alloc(64, bytes);
+    if (memory == nullptr) throw std::bad_alloc();
+    auto* block = static_cast<DlpackBlock*>(memory);
+    data = reinterpret_cast<float*>(static_cast<char*>(memory) + dlpack_data_offset);
+    for (std::size_t i = 0; i < shape.rank(); ++i) block->shape[i] = static_cast<std::int64_t>(shape[i]);
+    block->managed.dl_tensor = DLTensor{.data = data,
+                                        .device = {kDLCPU, 0},
+                                        .ndim = static_cast<std::int32_t>(shape.rank()),
+                                        .dtype = {kDLFloat, 32, 1},
+                                        .shape = block->shape,
+                                        .strides = nullptr, // row-major
+                                        .byte_offset = 0};
+    block->managed.manager_ctx = memory;
+    block->managed.deleter = free_dlpack_block;
+    // The capsule frees the block itself only if torch never took it (torch renames a capsule it
+    // takes, as the DLPack protocol says).
+    PyObject* capsule = PyCapsule_New(&block->managed, "dltensor", [](PyObject* c) {
+        if (PyCapsule_IsValid(c, "dltensor"))
+            free_dlpack_block(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor")));
+    });
+    if (capsule == nullptr) {
+        std::free(memory);
+        throw py::error_already_set();
+    }
+    return torch.from_dlpack(py::reinterpret_steal<py::object>(capsule));
+}
+
+float* data_of(py::handle a) { return reinterpret_cast<float*>(py::detail::array_proxy(a.ptr())->data); }
 
 Kind kind_of(const char* name, py::handle h, const Torch*& torch) {
     if (py::isinstance<py::array>(h)) return Kind::numpy;
@@ -152,14 +220,19 @@ py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::ha
     const bool dim1 = q.shape[1] != 1;
     const std::size_t B = dim1 ? q.shape[1] : q.shape[0], o = d.output_size, L = d.value_size1;
     const Shape o_shape = dim1 ? Shape{1, B, o} : Shape{B, 1, o}, w_shape{B, L};
-    py::array output = new_float_array(o_shape), weights = new_float_array(w_shape);
-    const myattn::MutableTensor out{data_of(output), o_shape}, w{data_of(weights), w_shape};
+    py::object output, weights;
+    float *out_data = nullptr, *w_data = nullptr;
+    if (kind == Kind::numpy) {
+        output = new_float_array(o_shape), weights = new_float_array(w_shape);
+        out_data = data_of(output), w_data = data_of(weights);
+    } else {
+        output = new_torch_tensor(*torch, o_shape, out_data), weights = new_torch_tensor(*torch, w_shape, w_data);
+    }
     {
         py::gil_scoped_release unlocked;
-        attn.forward(q, k, v, out, w);
+        attn.forward(q, k, v, {out_data, o_shape}, {w_data, w_shape});
     }
-    if (kind == Kind::numpy) return py::make_tuple(std::move(output), std::move(weights));
-    return py::make_tuple(torch->from_numpy(std::move(output)), torch->from_numpy(std::move(weights)));
+    return py::make_tuple(std::move(output), std::move(weights));
 }
 
 // forward looped in C++ on the same inputs, outputs allocated once: the yardstick of

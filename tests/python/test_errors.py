@@ -74,6 +74,8 @@ def test_torch_inputs(attn, inputs, torch):
         attn.forward(Q, torch.empty(4, 1, k, device="meta"), V)
     with pytest.raises(ValueError, match=r"V: expected a contiguous tensor .*\.contiguous\(\)"):
         attn.forward(Q, K, torch.zeros(4, 2 * d, L).transpose(1, 2)[:, :, :d])
+    with pytest.raises(ValueError, match=r"K: expected a dense tensor, got layout torch.sparse_coo .*\.to_dense\(\)"):
+        attn.forward(Q, K.to_sparse(), V)
     with pytest.raises(myattn.ShapeError, match=r"Q: expected shape"):
         attn.forward(Q[:, :, :16].contiguous(), K, V)
 

@@ -64,6 +64,13 @@ def test_the_articles_module(isa, torch, article, shape, B):
     assert isinstance(output, torch.Tensor) and isinstance(attn_weights, torch.Tensor)
     assert output.shape == want_output.shape == (1, B, o)
     assert attn_weights.shape == want_weights.shape == (B, L)
+    for t in (output, attn_weights):  # torch's own tensors, each on memory of its own
+        assert t.dtype == torch.float32 and t.device.type == "cpu" and t.is_contiguous() and t.requires_grad is False
+    again = attn.forward(Q, K, V)
+    assert again[0].data_ptr() not in (output.data_ptr(), attn_weights.data_ptr())
+    assert torch.equal(again[0], output) and torch.equal(again[1], attn_weights)
+    again[0].fill_(0)
+    del again
 
     weights = {n: t.detach().numpy() for n, t in module.state_dict().items()}
     Qn, Kn = Q.numpy().reshape(B, 1, q), K.numpy().reshape(B, 1, k)
