@@ -2,7 +2,9 @@
 # Install and consume, as a user would: build myattn, `cmake --install` it to a temporary prefix,
 # then build and run examples/consumer (find_package) and examples/pkg-config (pkg-config alone)
 # against that prefix, and check what they link and include. Twice: with TBB (the default) and
-# with -DMYATTN_WITH_TBB=OFF, whose build also runs the test suite (CI builds and tests it).
+# the Python package, whose install is imported from the prefix's site directory; and with
+# -DMYATTN_WITH_TBB=OFF, whose build also runs the test suite (CI builds and tests it). Debian's
+# python3 is named: another one may come first on PATH.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -10,6 +12,8 @@ tools/install-deps.sh
 tools/install-deps.sh pkgconf
 
 jobs=$(nproc)
+python=/usr/bin/python3
+root=$(pwd)
 builds=build/ci-install # kept between runs, so a rerun only rebuilds what changed
 work=$(mktemp -d "${TMPDIR:-/tmp}/myattn-install.XXXXXX")
 trap 'rm -rf "${work}"' EXIT
@@ -22,9 +26,14 @@ fail() {
 # needed FILE: the shared libraries FILE asks for (readelf NEEDED), one per line.
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; }
 
-# consume NAME WITH_TBB: everything a consumer of ${work}/NAME/prefix relies on.
+# site_dir PREFIX: where Python looks for packages installed at PREFIX (lib/python3.X/site-packages).
+site_dir() {
+  "${python}" -c "import sys, sysconfig; print(sysconfig.get_path('platlib', 'posix_prefix', vars={'platbase': sys.argv[1], 'base': sys.argv[1]}))" "$1"
+}
+
+# consume NAME WITH_TBB WITH_PYTHON: everything a consumer of ${work}/NAME/prefix relies on.
 consume() {
-  local name=$1 with_tbb=$2
+  local name=$1 with_tbb=$2 with_python=$3
   local prefix=${work}/${name}/prefix out=${work}/${name}
   echo "--- ${name}: consuming ${prefix}"
 
@@ -34,7 +43,15 @@ consume() {
     lib/cmake/myattn/myattnTargets.cmake lib/pkgconfig/myattn.pc share/doc/myattn/LICENSE; do
     [ -e "${prefix}/${f}" ] || fail "${name}: ${f} was not installed"
   done
-  if find "${prefix}" -name '*.so*' | grep -q .; then fail "${name}: a shared library was installed"; fi
+  # A static library only: the one shared object allowed is the Python extension module.
+  local site module=none shared
+  if [ "${with_python}" = ON ]; then
+    site=$(site_dir "${prefix}")
+    module=${site}/myattn/_myattn$("${python}" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+    [ -f "${module}" ] || fail "${name}: the Python extension module is not at ${module}"
+  fi
+  shared=$(find "${prefix}" \( -name '*.so' -o -name '*.so.*' \) ! -path "${module}")
+  [ -z "${shared}" ] || fail "${name}: a shared library was installed: ${shared}"
 
   # The installed headers include only each other and the standard library (<name>, no
   # extension), so no xsimd, nlohmann_json, TBB or kernel header reaches a consumer...
@@ -93,6 +110,32 @@ consume() {
     fi
   fi
   stat -c 'size: %s %n' "${prefix}/lib/libmyattn.a" "${exe}" "${out}/pkgconfig_consumer"
+  if [ "${with_python}" = ON ]; then consume_python "${name}" "${prefix}" "${site}" "${module}"; fi
+}
+
+# consume_python NAME PREFIX SITE MODULE: the Python package installed in SITE, imported from
+# there through PYTHONPATH (README), and from a venv made at a prefix of its own.
+consume_python() {
+  local name=$1 prefix=$2 site=$3 module=$4 f
+  echo "--- ${name}: Python package in ${site}"
+  for f in python/myattn/*.py; do
+    [ -f "${site}/myattn/$(basename "${f}")" ] || fail "${name}: ${f} was not installed in ${site}/myattn"
+  done
+  # libmyattn is inside it; torch is never linked (only recognised once the caller imported it).
+  echo "$(basename "${module}") needs: $(needed "${module}" | tr '\n' ' ')"
+  if needed "${module}" | grep -qE 'libmyattn|torch|c10'; then fail "${name}: ${module} links libmyattn or torch"; fi
+  mkdir -p "${work}/${name}/py"
+  (cd "${work}/${name}/py" && PYTHONPATH="${site}" "${python}" "${root}/tools/ci/check-installed-python.py" \
+    "${site}" "${prefix}/bin/myattn" .) || fail "${name}: the installed Python package failed"
+  (cd "${work}/${name}/py" && PYTHONPATH="${site}" "${python}" -m myattn info) >/dev/null ||
+    fail "${name}: python3 -m myattn info failed"
+
+  # README's alternative: a venv that sees Debian's packages, the package installed into it.
+  local venv=${work}/${name}/venv
+  "${python}" -m venv --system-site-packages --without-pip "${venv}"
+  cmake --install "${builds}/${name}" --prefix "${venv}" >/dev/null
+  (cd "${venv}" && bin/python -c 'import myattn, sys; sys.exit(not myattn.__file__.startswith(sys.prefix))') ||
+    fail "${name}: a venv at the prefix does not import its own myattn"
 }
 
 # build_and_install NAME CMAKE_ARGS...: a Release build in ${builds}/NAME with warnings as
@@ -106,15 +149,15 @@ build_and_install() {
   cmake --install "${builds}/${name}" --prefix "${work}/${name}/prefix" >/dev/null
 }
 
-# With TBB (the default): the library and the CLI. (Not the release stage's build/release: its
+# With TBB (the default): the library, the CLI and the Python package. (Not the release stage's build/release: its
 # cache is whatever the last developer configured there.)
-build_and_install tbb -DMYATTN_BUILD_TESTS=OFF
-consume tbb ON
+build_and_install tbb -DMYATTN_BUILD_TESTS=OFF -DMYATTN_PYTHON=ON -DPython3_EXECUTABLE="${python}"
+consume tbb ON ON
 
 # Without TBB: one build serves the test suite and the install.
 build_and_install notbb -DMYATTN_WITH_TBB=OFF -DMYATTN_BUILD_TESTS=ON
 ctest --test-dir "${builds}/notbb" -j"${jobs}" --output-on-failure --timeout 900
-consume notbb OFF
+consume notbb OFF OFF
 
 # A shared build's myattn.pc says how to link a shared library (configure only: seconds).
 cmake -S . -B "${builds}/shared" -DBUILD_SHARED_LIBS=ON -DMYATTN_BUILD_TESTS=OFF -DMYATTN_BUILD_BENCH=OFF >/dev/null
