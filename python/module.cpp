@@ -51,7 +51,10 @@ const Torch* torch_if_imported() {
         if (!modules.contains("torch")) return nullptr;
         const py::object m = modules["torch"];
         if (m.is_none()) return nullptr; // an import of torch was blocked
-        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("strided"), m.attr("from_dlpack")};
+        // torch.from_dlpack is a Python function around torch._C._from_dlpack, which takes the
+        // capsule itself: called directly where it exists, one Python frame less per output.
+        const py::object from_dlpack = py::getattr(m.attr("_C"), "_from_dlpack", m.attr("from_dlpack"));
+        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("strided"), from_dlpack};
     }
     return torch;
 }
@@ -65,16 +68,16 @@ std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr
                          type_name(h));
 }
 
-// A torch.Size (a tuple of ints) as a Shape.
+// A torch.Size as a Shape. It is a tuple subclass, read as a tuple: the generic sequence calls
+// would copy it into a list first.
 Shape shape_of(const char* name, py::handle sizes) {
-    const auto seq = py::reinterpret_steal<py::object>(PySequence_Fast(sizes.ptr(), "shape: expected a sequence"));
-    if (!seq) throw py::error_already_set();
-    const auto rank = static_cast<std::size_t>(PySequence_Fast_GET_SIZE(seq.ptr()));
+    if (!PyTuple_Check(sizes.ptr())) throw py::type_error(std::string(name) + ".shape: expected a tuple");
+    const auto rank = static_cast<std::size_t>(PyTuple_GET_SIZE(sizes.ptr()));
     if (rank > Shape::max_rank)
         throw py::value_error(std::string(name) + ": expected a tensor of rank 3, got rank " + std::to_string(rank));
     std::size_t extents[Shape::max_rank];
     for (std::size_t i = 0; i < rank; ++i) {
-        extents[i] = PyLong_AsSize_t(PySequence_Fast_GET_ITEM(seq.ptr(), static_cast<Py_ssize_t>(i)));
+        extents[i] = PyLong_AsSize_t(PyTuple_GET_ITEM(sizes.ptr(), static_cast<Py_ssize_t>(i)));
         if (PyErr_Occurred()) throw py::error_already_set();
     }
     return Shape(std::span<const std::size_t>(extents, rank));
@@ -153,16 +156,14 @@ struct DlpackBlock {
     DLManagedTensor managed;
     std::int64_t shape[Shape::max_rank];
 };
-constexpr std::size_t dlpack_data_offset = (sizeof(DlpackBlock) + 63) / 64 * 64; // the data 64-byte aligned
-
 void free_dlpack_block(DLManagedTensor* managed) { std::free(managed->manager_ctx); }
 
 py::object new_torch_tensor(const Torch& torch, const Shape& shape, float*& data) {
-    const std::size_t bytes = (dlpack_data_offset + shape.numel() * sizeof(float) + 63) / 64 * 64;
-    void* memory = std::aligned_alloc(64, bytes);
+    // malloc, the data aligned to 64 bytes by hand: aligned_alloc costs more.
+    void* memory = std::malloc(sizeof(DlpackBlock) + 63 + shape.numel() * sizeof(float));
     if (memory == nullptr) throw std::bad_alloc();
     auto* block = static_cast<DlpackBlock*>(memory);
-    data = reinterpret_cast<float*>(static_cast<char*>(memory) + dlpack_data_offset);
+    data = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(block + 1) + 63) & ~std::uintptr_t{63});
     for (std::size_t i = 0; i < shape.rank(); ++i) block->shape[i] = static_cast<std::int64_t>(shape[i]);
     block->managed.dl_tensor = DLTensor{.data = data,
                                         .device = {kDLCPU, 0},
@@ -183,7 +184,10 @@ py::object new_torch_tensor(const Torch& torch, const Shape& shape, float*& data
         std::free(memory);
         throw py::error_already_set();
     }
-    return torch.from_dlpack(py::reinterpret_steal<py::object>(capsule));
+    const auto owned_capsule = py::reinterpret_steal<py::object>(capsule);
+    PyObject* tensor = PyObject_CallOneArg(torch.from_dlpack.ptr(), capsule);
+    if (tensor == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(tensor);
 }
 
 float* data_of(py::handle a) { return reinterpret_cast<float*>(py::detail::array_proxy(a.ptr())->data); }
