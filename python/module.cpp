@@ -33,8 +33,8 @@ myattn::Isa isa_from_name(const std::optional<std::string>& name) {
                            "; runnable here: " + myattn::to_string(myattn::runnable_isas(), ", ") + ")");
 }
 
-// torch.Tensor, torch.float32, torch.strided and torch.from_dlpack, once torch has been imported
-// by the caller, and the attribute names a tensor is read through, made once (attr("name") makes
+// torch.Tensor, torch.float32, torch.strided and torch's DLPack importer, once torch has been
+// imported by the caller, and the attribute names a tensor is read through, made once (attr("name") makes
 // a new string per call).
 struct Torch {
     py::object tensor_type, float32, strided, from_dlpack;
@@ -130,8 +130,10 @@ ConstTensor torch_view(const char* name, py::handle h, const Torch& torch) {
         throw py::value_error(std::string(name) + ": expected a contiguous tensor (myattn reads it in place and does "
                                                   "not copy; .contiguous() makes one)");
     const Shape shape = shape_of(name, get_attr(h, torch.shape));
-    const py::object data = call_method(h, torch.data_ptr);
-    return {static_cast<const float*>(PyLong_AsVoidPtr(data.ptr())), shape};
+    const py::object data_ptr = call_method(h, torch.data_ptr);
+    const void* data = PyLong_AsVoidPtr(data_ptr.ptr());
+    if (PyErr_Occurred()) throw py::error_already_set();
+    return {static_cast<const float*>(data), shape};
 }
 
 // An uninitialised C-contiguous float32 array, straight from NumPy's C API: pybind11's array_t
@@ -149,13 +151,14 @@ py::array new_float_array(const Shape& shape) {
     return py::reinterpret_steal<py::array>(array);
 }
 
-// An uninitialised float32 CPU tensor of our own memory, given to torch.from_dlpack: one block
+// An uninitialised float32 CPU tensor of our own memory, handed to torch over DLPack: one block
 // holds the DLPack header, the shape and the data, freed by torch when the tensor goes. Cheaper
 // than wrapping a NumPy array with torch.from_numpy, above all to free (docs/python.md).
 struct DlpackBlock {
     DLManagedTensor managed;
     std::int64_t shape[Shape::max_rank];
 };
+
 void free_dlpack_block(DLManagedTensor* managed) { std::free(managed->manager_ctx); }
 
 py::object new_torch_tensor(const Torch& torch, const Shape& shape, float*& data) {
