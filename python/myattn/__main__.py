@@ -29,6 +29,9 @@ def main(argv=None):
     bench.add_argument("--isa", default=None, help="one of info()['runnable_isas'] (default: the active one)")
     bench.add_argument("--rounds", type=int, default=7, help="rounds; the median round is reported (default: 7)")
     bench.add_argument("--round-ms", type=float, default=50.0, help="target length of a round (default: 50)")
+    bench.add_argument(
+        "--cpu-time", action="store_true", help="time this thread's CPU time, not the wall clock (pin to one CPU)"
+    )
     args = parser.parse_args(argv)
     if args.command == "info":
         return _info(args)

@@ -5,6 +5,11 @@ Each variant runs in rounds of a fixed number of calls, the variants alternating
 round (the machine's noise falls on all of them alike); the median round gives the time per
 call. "C++ loop" calls the same forward on the same arrays from C++, with the outputs
 allocated once: the Python cost is the difference.
+
+--cpu-time times the calling thread's CPU time instead of the wall clock: on a loaded machine
+the time the OS gives other processes then does not count. It covers the whole call only
+when the call runs on the calling thread alone: pin the process to one CPU (taskset -c 1)
+so that TBB and PyTorch use one thread.
 """
 
 import time
@@ -53,13 +58,13 @@ def _random_state_dict(rng, q, k, L, d, o):
     }
 
 
-def _calls_per_round(fn, round_s):
+def _calls_per_round(fn, round_s, clock):
     calls, elapsed = 1, 0.0
     while elapsed < round_s / 4:
         calls *= 2
-        start = time.perf_counter()
+        start = clock()
         fn(calls)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
     return max(1, int(calls * round_s / elapsed))
 
 
@@ -71,7 +76,7 @@ def _python_loop(call):
     return loop
 
 
-def _case(name, isa, rounds, round_s, torch):
+def _case(name, isa, rounds, round_s, torch, clock):
     shape, batch = name.split("/")
     q, k, L, d, o = SHAPES[shape]
     B = int(batch)
@@ -98,13 +103,13 @@ def _case(name, isa, rounds, round_s, torch):
     variants["myattn, NumPy arrays"] = _python_loop(lambda: attn.forward(Q, K, V))
     variants["C++ loop"] = lambda calls: attn._forward_loop(Q, K, V, calls)
 
-    sizes = {v: _calls_per_round(fn, round_s) for v, fn in variants.items()}
+    sizes = {v: _calls_per_round(fn, round_s, clock) for v, fn in variants.items()}
     per_call = {v: [] for v in variants}
     for _ in range(rounds):
         for v, fn in variants.items():
-            start = time.perf_counter()
+            start = clock()
             fn(sizes[v])
-            per_call[v].append((time.perf_counter() - start) / sizes[v])
+            per_call[v].append((clock() - start) / sizes[v])
     cpp = float(np.median(per_call["C++ loop"]))
     print(f"{name} (q k L d o = {q} {k} {L} {d} {o}, B = {B}), isa {attn.isa}")
     for v, times in per_call.items():
@@ -120,9 +125,11 @@ def run(args):
         torch = None
         print("torch is not installed: PyTorch eager is not timed")
     i = info()
+    clock = time.thread_time if args.cpu_time else time.perf_counter
     print(f"myattn {i['version']}, isa {args.isa or i['isa']}, cpu: {i['cpu_features']}")
+    print("timed: " + ("this thread's CPU time" if args.cpu_time else "wall clock"))
     if torch is not None:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads")
     for name in args.cases.split(","):
-        _case(name.strip(), args.isa, args.rounds, args.round_ms / 1000, torch)
+        _case(name.strip(), args.isa, args.rounds, args.round_ms / 1000, torch, clock)
     return 0
