@@ -2,15 +2,12 @@
 // tensors in place (float32, C-contiguous: anything else is refused, never copied) and runs with
 // the GIL released. torch is never imported from here: it is looked up in sys.modules only once
 // an input is not a NumPy array, so the package works where torch is not installed. Outputs for
-// torch inputs are handed to torch through DLPack, the exchange format torch reads without a copy.
-#include <dlpack/dlpack.h>
+// torch inputs are NumPy arrays wrapped by torch.from_numpy, which shares their memory.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -33,11 +30,11 @@ myattn::Isa isa_from_name(const std::optional<std::string>& name) {
                            "; runnable here: " + myattn::to_string(myattn::runnable_isas(), ", ") + ")");
 }
 
-// torch.Tensor, torch.float32, torch.strided and torch's DLPack importer, once torch has been
-// imported by the caller, and the attribute names a tensor is read through, made once (attr("name") makes
+// torch.Tensor, torch.float32, torch.strided and torch.from_numpy, once torch has been imported
+// by the caller, and the attribute names a tensor is read through, made once (attr("name") makes
 // a new string per call).
 struct Torch {
-    py::object tensor_type, float32, strided, from_dlpack;
+    py::object tensor_type, float32, strided, from_numpy;
     py::str dtype{"dtype"}, is_cpu{"is_cpu"}, layout{"layout"}, is_contiguous{"is_contiguous"}, shape{"shape"},
         data_ptr{"data_ptr"};
 };
@@ -51,10 +48,7 @@ const Torch* torch_if_imported() {
         if (!modules.contains("torch")) return nullptr;
         const py::object m = modules["torch"];
         if (m.is_none()) return nullptr; // an import of torch was blocked
-        // torch.from_dlpack is a Python function around torch._C._from_dlpack, which takes the
-        // capsule itself: called directly where it exists, one Python frame less per output.
-        const py::object from_dlpack = py::getattr(m.attr("_C"), "_from_dlpack", m.attr("from_dlpack"));
-        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("strided"), from_dlpack};
+        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("strided"), m.attr("from_numpy")};
     }
     return torch;
 }
@@ -151,49 +145,17 @@ py::array new_float_array(const Shape& shape) {
     return py::reinterpret_steal<py::array>(array);
 }
 
-// An uninitialised float32 CPU tensor of our own memory, handed to torch over DLPack: one block
-// holds the DLPack header, the shape and the data, freed by torch when the tensor goes. Cheaper
-// than wrapping a NumPy array with torch.from_numpy, above all to free (docs/python.md).
-struct DlpackBlock {
-    DLManagedTensor managed;
-    std::int64_t shape[Shape::max_rank];
-};
+float* data_of(py::handle a) { return reinterpret_cast<float*>(py::detail::array_proxy(a.ptr())->data); }
 
-void free_dlpack_block(DLManagedTensor* managed) { std::free(managed->manager_ctx); }
-
+// An uninitialised float32 CPU tensor: a NumPy array that torch.from_numpy wraps without a copy,
+// called through the C API (pybind11's call builds an argument tuple per call).
 py::object new_torch_tensor(const Torch& torch, const Shape& shape, float*& data) {
-    // malloc, the data aligned to 64 bytes by hand: aligned_alloc costs more.
-    void* memory = std::malloc(sizeof(DlpackBlock) + 63 + shape.numel() * sizeof(float));
-    if (memory == nullptr) throw std::bad_alloc();
-    auto* block = static_cast<DlpackBlock*>(memory);
-    data = reinterpret_cast<float*>((reinterpret_cast<std::uintptr_t>(block + 1) + 63) & ~std::uintptr_t{63});
-    for (std::size_t i = 0; i < shape.rank(); ++i) block->shape[i] = static_cast<std::int64_t>(shape[i]);
-    block->managed.dl_tensor = DLTensor{.data = data,
-                                        .device = {kDLCPU, 0},
-                                        .ndim = static_cast<std::int32_t>(shape.rank()),
-                                        .dtype = {kDLFloat, 32, 1},
-                                        .shape = block->shape,
-                                        .strides = nullptr, // row-major
-                                        .byte_offset = 0};
-    block->managed.manager_ctx = memory;
-    block->managed.deleter = free_dlpack_block;
-    // The capsule frees the block itself only if torch never took it (torch renames a capsule it
-    // takes, as the DLPack protocol says).
-    PyObject* capsule = PyCapsule_New(&block->managed, "dltensor", [](PyObject* c) {
-        if (PyCapsule_IsValid(c, "dltensor"))
-            free_dlpack_block(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor")));
-    });
-    if (capsule == nullptr) {
-        std::free(memory);
-        throw py::error_already_set();
-    }
-    const auto owned_capsule = py::reinterpret_steal<py::object>(capsule);
-    PyObject* tensor = PyObject_CallOneArg(torch.from_dlpack.ptr(), capsule);
+    const py::array array = new_float_array(shape);
+    data = data_of(array);
+    PyObject* tensor = PyObject_CallOneArg(torch.from_numpy.ptr(), array.ptr());
     if (tensor == nullptr) throw py::error_already_set();
     return py::reinterpret_steal<py::object>(tensor);
 }
-
-float* data_of(py::handle a) { return reinterpret_cast<float*>(py::detail::array_proxy(a.ptr())->data); }
 
 Kind kind_of(const char* name, py::handle h, const Torch*& torch) {
     if (py::isinstance<py::array>(h)) return Kind::numpy;

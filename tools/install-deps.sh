@@ -6,7 +6,7 @@ set -euo pipefail
 packages=("$@")
 if [ ${#packages[@]} -eq 0 ]; then
   packages=(g++ cmake make libxsimd-dev libtbb-dev catch2 libbenchmark-dev nlohmann-json3-dev
-            python3-dev pybind11-dev libdlpack-dev python3-numpy python3-pytest)
+            python3-dev pybind11-dev python3-numpy python3-pytest)
 fi
 
 missing=()
