@@ -2,7 +2,8 @@
 // tensors in place (float32, C-contiguous: anything else is refused, never copied) and runs with
 // the GIL released. torch is never imported from here: it is looked up in sys.modules only once
 // an input is not a NumPy array, so the package works where torch is not installed. Outputs for
-// torch inputs are NumPy arrays wrapped by torch.from_numpy, which shares their memory.
+// torch inputs are NumPy arrays wrapped by torch.from_numpy, which shares their memory, unless
+// the caller passes its own through out= (torch's convention), which saves making them.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -36,7 +37,7 @@ myattn::Isa isa_from_name(const std::optional<std::string>& name) {
 struct Torch {
     py::object tensor_type, float32, strided, from_numpy;
     py::str dtype{"dtype"}, is_cpu{"is_cpu"}, layout{"layout"}, is_contiguous{"is_contiguous"}, shape{"shape"},
-        data_ptr{"data_ptr"};
+        data_ptr{"data_ptr"}, requires_grad{"requires_grad"};
 };
 
 const Torch* torch_if_imported() {
@@ -64,11 +65,12 @@ std::string type_name(py::handle h) { return py::str(py::type::handle_of(h).attr
 
 // A torch.Size as a Shape. It is a tuple subclass, read as a tuple: the generic sequence calls
 // would copy it into a list first.
-Shape shape_of(const char* name, py::handle sizes) {
+Shape shape_of(const char* name, py::handle sizes, std::size_t expected_rank) {
     if (!PyTuple_Check(sizes.ptr())) throw py::type_error(std::string(name) + ".shape: expected a tuple");
     const auto rank = static_cast<std::size_t>(PyTuple_GET_SIZE(sizes.ptr()));
     if (rank > Shape::max_rank)
-        throw py::value_error(std::string(name) + ": expected a tensor of rank 3, got rank " + std::to_string(rank));
+        throw py::value_error(std::string(name) + ": expected a tensor of rank " + std::to_string(expected_rank) +
+                              ", got rank " + std::to_string(rank));
     std::size_t extents[Shape::max_rank];
     for (std::size_t i = 0; i < rank; ++i) {
         extents[i] = PyLong_AsSize_t(PyTuple_GET_ITEM(sizes.ptr(), static_cast<Py_ssize_t>(i)));
@@ -77,7 +79,7 @@ Shape shape_of(const char* name, py::handle sizes) {
     return Shape(std::span<const std::size_t>(extents, rank));
 }
 
-ConstTensor numpy_view(const char* name, py::handle h) {
+ConstTensor numpy_view(const char* name, py::handle h, std::size_t expected_rank = 3) {
     auto* proxy = py::detail::array_proxy(h.ptr());
     const auto* descr = py::detail::array_descriptor_proxy(proxy->descr);
     if (descr->type_num != py::detail::npy_api::NPY_FLOAT_ || descr->byteorder == '>')
@@ -87,8 +89,8 @@ ConstTensor numpy_view(const char* name, py::handle h) {
         throw py::value_error(std::string(name) + ": expected a C-contiguous array (myattn reads it in place and "
                                                   "does not copy; numpy.ascontiguousarray makes one)");
     if (proxy->nd > static_cast<int>(Shape::max_rank))
-        throw py::value_error(std::string(name) + ": expected a tensor of rank 3, got rank " +
-                              std::to_string(proxy->nd));
+        throw py::value_error(std::string(name) + ": expected a tensor of rank " + std::to_string(expected_rank) +
+                              ", got rank " + std::to_string(proxy->nd));
     std::size_t extents[Shape::max_rank];
     for (int i = 0; i < proxy->nd; ++i) extents[i] = static_cast<std::size_t>(proxy->dimensions[i]);
     return {reinterpret_cast<const float*>(proxy->data),
@@ -109,7 +111,7 @@ py::object call_method(py::handle h, const py::str& name) {
     return py::reinterpret_steal<py::object>(r);
 }
 
-ConstTensor torch_view(const char* name, py::handle h, const Torch& torch) {
+ConstTensor torch_view(const char* name, py::handle h, const Torch& torch, std::size_t expected_rank = 3) {
     const py::object dtype = get_attr(h, torch.dtype);
     if (!dtype.is(torch.float32))
         throw py::type_error(std::string(name) + ": expected dtype torch.float32, got " + std::string(py::str(dtype)));
@@ -123,7 +125,7 @@ ConstTensor torch_view(const char* name, py::handle h, const Torch& torch) {
     if (!call_method(h, torch.is_contiguous).is(py::handle(Py_True)))
         throw py::value_error(std::string(name) + ": expected a contiguous tensor (myattn reads it in place and does "
                                                   "not copy; .contiguous() makes one)");
-    const Shape shape = shape_of(name, get_attr(h, torch.shape));
+    const Shape shape = shape_of(name, get_attr(h, torch.shape), expected_rank);
     const py::object data_ptr = call_method(h, torch.data_ptr);
     const void* data = PyLong_AsVoidPtr(data_ptr.ptr());
     if (PyErr_Occurred()) throw py::error_already_set();
@@ -164,11 +166,34 @@ Kind kind_of(const char* name, py::handle h, const Torch*& torch) {
     type_error(name, h);
 }
 
-ConstTensor view(const char* name, py::handle h, Kind kind, const Torch* torch) {
-    return kind == Kind::numpy ? numpy_view(name, h) : torch_view(name, h, *torch);
+ConstTensor view(const char* name, py::handle h, Kind kind, const Torch* torch, std::size_t expected_rank = 3) {
+    return kind == Kind::numpy ? numpy_view(name, h, expected_rank) : torch_view(name, h, *torch, expected_rank);
 }
 
-py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::handle V) {
+// An output the caller passed through out=: of the inputs' kind, float32, C-contiguous, writable
+// and of exactly the shape the call writes (`what` says why that shape). Written in place.
+float* provided_output(const char* name, py::handle h, Kind kind, const Torch*& torch, const Shape& expected,
+                       const std::string& what) {
+    if (kind_of(name, h, torch) != kind)
+        throw py::type_error(std::string(name) + ": expected " +
+                             (kind == Kind::numpy ? "a NumPy array, as Q, K and V are" : "a torch.Tensor, as Q, K and V are") +
+                             ", got " + type_name(h));
+    const ConstTensor t = view(name, h, kind, torch, expected.rank());
+    if (kind == Kind::numpy) {
+        if (!(py::detail::array_proxy(h.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_))
+            throw py::value_error(std::string(name) + ": expected a writable array, got a read-only one");
+    } else if (!get_attr(h, torch->requires_grad).is(py::handle(Py_False))) {
+        // torch refuses out= tensors that require grad: the write would bypass autograd.
+        throw py::value_error(std::string(name) + ": expected a tensor that does not require grad (myattn records "
+                                                  "no autograd graph)");
+    }
+    if (!(t.shape == expected))
+        throw py::value_error(std::string(name) + ": expected shape " + expected.to_string() + " (" + what + "), got " +
+                              t.shape.to_string());
+    return const_cast<float*>(t.data);
+}
+
+py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::handle V, py::handle out) {
     const Torch* torch = nullptr;
     const Kind kind = kind_of("Q", Q, torch);
     const char* names[] = {"K", "V"};
@@ -189,30 +214,52 @@ py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::ha
     const bool dim1 = q.shape[1] != 1;
     const std::size_t B = dim1 ? q.shape[1] : q.shape[0], o = d.output_size, L = d.value_size1;
     const Shape o_shape = dim1 ? Shape{1, B, o} : Shape{B, 1, o}, w_shape{B, L};
-    py::object output, weights;
     float *out_data = nullptr, *w_data = nullptr;
-    if (kind == Kind::numpy) {
-        output = new_float_array(o_shape), weights = new_float_array(w_shape);
-        out_data = data_of(output), w_data = data_of(weights);
-    } else {
-        output = new_torch_tensor(*torch, o_shape, out_data), weights = new_torch_tensor(*torch, w_shape, w_data);
+    if (out.is_none()) {
+        py::object output, weights;
+        if (kind == Kind::numpy) {
+            output = new_float_array(o_shape), weights = new_float_array(w_shape);
+            out_data = data_of(output), w_data = data_of(weights);
+        } else {
+            output = new_torch_tensor(*torch, o_shape, out_data), weights = new_torch_tensor(*torch, w_shape, w_data);
+        }
+        {
+            py::gil_scoped_release unlocked;
+            attn.forward(q, k, v, {out_data, o_shape}, {w_data, w_shape});
+        }
+        return py::make_tuple(std::move(output), std::move(weights));
     }
-    {
+
+    const bool is_tuple = PyTuple_Check(out.ptr()), is_list = PyList_Check(out.ptr());
+    if (!is_tuple && !is_list)
+        throw py::type_error("out: expected a tuple (output, attn_weights), got " + type_name(out));
+    const py::sequence outs = py::reinterpret_borrow<py::sequence>(out);
+    if (outs.size() != 2)
+        throw py::value_error("out: expected 2 tensors (output, attn_weights), got " + std::to_string(outs.size()));
+    const py::object output = outs[0], weights = outs[1];
+    out_data = provided_output("out[0]", output, kind, torch, o_shape,
+                               dim1 ? "output, as Q is [1, B, q]" : "output, as Q is [B, 1, q]");
+    w_data = provided_output("out[1]", weights, kind, torch, w_shape, "attn_weights, [B, L]");
+    try {
         py::gil_scoped_release unlocked;
         attn.forward(q, k, v, {out_data, o_shape}, {w_data, w_shape});
+    } catch (const myattn::ArgumentError& e) {
+        // The library refuses outputs that share memory with an input or with each other.
+        throw myattn::ArgumentError("out: " + std::string(e.what()) +
+                                    " (the outputs must not share memory with Q, K, V or each other)");
     }
-    return py::make_tuple(std::move(output), std::move(weights));
+    return is_tuple ? py::reinterpret_borrow<py::tuple>(out) : py::make_tuple(output, weights);
 }
 
 // forward looped in C++ on the same inputs, outputs allocated once: the yardstick of
 // `python3 -m myattn bench` for what the Python call adds. Returns seconds for `calls` calls.
 double forward_loop(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::handle V, std::size_t calls) {
-    const py::tuple first = forward(attn, Q, K, V); // checks everything, sizes the outputs
+    const py::tuple first = forward(attn, Q, K, V, py::none()); // checks everything, sizes the outputs
     if (!py::isinstance<py::array>(Q)) throw py::type_error("_forward_loop: NumPy arrays only");
     const ConstTensor q = numpy_view("Q", Q), k = numpy_view("K", K), v = numpy_view("V", V);
     const py::array out = first[0], w = first[1];
     const myattn::MutableTensor o_view{data_of(out), numpy_view("output", out).shape};
-    const myattn::MutableTensor w_view{data_of(w), numpy_view("attn_weights", w).shape};
+    const myattn::MutableTensor w_view{data_of(w), numpy_view("attn_weights", w, 2).shape};
     py::gil_scoped_release unlocked;
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < calls; ++i) attn.forward(q, k, v, o_view, w_view);
@@ -282,10 +329,11 @@ PYBIND11_MODULE(_myattn, m) {
              }),
              py::arg("query_size"), py::arg("attn_weight"), py::arg("attn_bias"), py::arg("combine_weight"),
              py::arg("combine_bias"), py::arg("isa"))
-        .def("forward", &forward, py::arg("Q"), py::arg("K"), py::arg("V"),
-             "(output, attn_weights) for Q, K, V (NumPy arrays or CPU torch tensors, float32, contiguous).")
+        .def("forward", &forward, py::arg("Q"), py::arg("K"), py::arg("V"), py::kw_only(), py::arg("out") = py::none(),
+             "(output, attn_weights) for Q, K, V (NumPy arrays or CPU torch tensors, float32, contiguous); with "
+             "out=(output, attn_weights), written into those and returned.")
         .def("_forward_loop", &forward_loop, py::arg("Q"), py::arg("K"), py::arg("V"), py::arg("calls"))
-        .def("__call__", &forward, py::arg("Q"), py::arg("K"), py::arg("V"))
+        .def("__call__", &forward, py::arg("Q"), py::arg("K"), py::arg("V"), py::kw_only(), py::arg("out") = py::none())
         .def_property_readonly("dims", [](const myattn::MyAttn& a) { return dims_dict(a.dims()); })
         .def_property_readonly("isa", [](const myattn::MyAttn& a) { return std::string(myattn::isa_name(a.isa())); })
         .def("__repr__", [](const myattn::MyAttn& a) {
