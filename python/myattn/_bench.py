@@ -4,7 +4,9 @@ torch is installed, against PyTorch eager running the article's module.
 Each variant runs in rounds of a fixed number of calls, the variants alternating round by
 round (the machine's noise falls on all of them alike); the median round gives the time per
 call. "C++ loop" calls the same forward on the same arrays from C++, with the outputs
-allocated once: the Python cost is the difference.
+allocated once: the Python cost is the difference. The "out=" variants pass outputs allocated
+once (forward(Q, K, V, out=...)), as a serving loop would. Each line also gives its ratio to the
+NumPy call in the same run, which holds better than absolute times on a loaded machine.
 
 --cpu-time times the calling thread's CPU time instead of the wall clock: on a loaded machine
 the time the OS gives other processes then does not count. It covers the whole call only
@@ -98,9 +100,13 @@ def _case(name, isa, rounds, round_s, torch, clock):
 
         variants["PyTorch eager"] = _python_loop(eager)
         variants["myattn, torch tensors"] = _python_loop(lambda: attn.forward(Qt, Kt, Vt))
+        out_t = tuple(torch.from_numpy(x) for x in attn.forward(Q, K, V))
+        variants["myattn, torch, out="] = _python_loop(lambda: attn.forward(Qt, Kt, Vt, out=out_t))
     else:
         attn = MyAttn(_random_state_dict(rng, q, k, L, d, o), q, isa=isa)
     variants["myattn, NumPy arrays"] = _python_loop(lambda: attn.forward(Q, K, V))
+    out_np = attn.forward(Q, K, V)
+    variants["myattn, NumPy, out="] = _python_loop(lambda: attn.forward(Q, K, V, out=out_np))
     variants["C++ loop"] = lambda calls: attn._forward_loop(Q, K, V, calls)
 
     sizes = {v: _calls_per_round(fn, round_s, clock) for v, fn in variants.items()}
@@ -111,11 +117,15 @@ def _case(name, isa, rounds, round_s, torch, clock):
             fn(sizes[v])
             per_call[v].append((clock() - start) / sizes[v])
     cpp = float(np.median(per_call["C++ loop"]))
+    numpy_call = float(np.median(per_call["myattn, NumPy arrays"]))
     print(f"{name} (q k L d o = {q} {k} {L} {d} {o}, B = {B}), isa {attn.isa}")
     for v, times in per_call.items():
         t = float(np.median(times))
         spread = (max(times) - min(times)) / t * 100
-        print(f"  {v:24s} {t * 1e6:10.2f} us/call   {t / cpp:6.3f}x the C++ loop   (rounds spread {spread:.0f}%)")
+        print(
+            f"  {v:24s} {t * 1e6:10.2f} us/call   {t / cpp:6.3f}x the C++ loop   {t / numpy_call:6.3f}x NumPy"
+            f"   (rounds spread {spread:.0f}%)"
+        )
 
 
 def run(args):
