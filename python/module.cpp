@@ -175,9 +175,10 @@ ConstTensor view(const char* name, py::handle h, Kind kind, const Torch* torch, 
 float* provided_output(const char* name, py::handle h, Kind kind, const Torch*& torch, const Shape& expected,
                        const std::string& what) {
     if (kind_of(name, h, torch) != kind)
-        throw py::type_error(std::string(name) + ": expected " +
-                             (kind == Kind::numpy ? "a NumPy array, as Q, K and V are" : "a torch.Tensor, as Q, K and V are") +
-                             ", got " + type_name(h));
+        throw py::type_error(
+            std::string(name) + ": expected " +
+            (kind == Kind::numpy ? "a NumPy array, as Q, K and V are" : "a torch.Tensor, as Q, K and V are") +
+            ", got " + type_name(h));
     const ConstTensor t = view(name, h, kind, torch, expected.rank());
     if (kind == Kind::numpy) {
         if (!(py::detail::array_proxy(h.ptr())->flags & py::detail::npy_api::NPY_ARRAY_WRITEABLE_))

@@ -3,6 +3,7 @@
     import myattn
     attn = myattn.MyAttn.from_module(torch_module)   # or MyAttn("weights.safetensors")
     output, attn_weights = attn.forward(Q, K, V)      # NumPy arrays or CPU torch tensors
+    attn.forward(Q, K, V, out=(output, attn_weights)) # into outputs made once
 
 Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d] give output [B, 1, o];
 the module's own layout Q [1, B, q], K [1, B, k] or [1, 1, k], V [1, L, d] gives
@@ -65,8 +66,11 @@ class MyAttn(Module):
     None takes the default (info()["isa"]).
 
     forward(Q, K, V) (also the call operator) returns (output, attn_weights), NumPy arrays for
-    NumPy inputs and CPU torch tensors for torch inputs. Wrong types or dtypes raise TypeError,
-    anything else wrong ValueError (ShapeError and ArgumentError are ValueErrors).
+    NumPy inputs and CPU torch tensors for torch inputs. forward(Q, K, V, out=(output,
+    attn_weights)) writes into those instead (the inputs' kind, float32, C-contiguous, writable,
+    exactly the result's shapes, sharing no memory with the inputs or each other) and returns
+    them. Wrong types or dtypes raise TypeError, anything else wrong ValueError (ShapeError and
+    ArgumentError are ValueErrors).
     """
 
     def __init__(self, state_dict_or_path, query_size=None, isa=None, prefix=""):

@@ -6,6 +6,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 from support import SHAPES, oracle, random_inputs, random_weights, within
 
 import myattn
@@ -53,7 +54,8 @@ def _hold_the_gil(seconds):
         pass
 
 
-def test_the_gil_is_released_during_forward():
+@pytest.mark.parametrize("with_out", [False, True], ids=["allocating", "out="])
+def test_the_gil_is_released_during_forward(with_out):
     # Many samples against one shared V: a long call on little memory (about 1 KiB a sample).
     q, k, L, d, o = 16, 16, 256, 256, 16
     rng = np.random.default_rng(20)
@@ -73,6 +75,7 @@ def test_the_gil_is_released_during_forward():
         seconds.append(time.perf_counter() - begin)
     B = int(np.clip(512 * 0.06 / min(seconds[1:]), 4096, 1 << 15))
     Q, K, _ = inputs(B)
+    out = attn.forward(Q, K, V) if with_out else None
 
     # The harness itself: a call holding the GIL lets the other thread take no stamp.
     assert _stamps_inside(lambda: _hold_the_gil(0.02)) == 0
@@ -80,7 +83,7 @@ def test_the_gil_is_released_during_forward():
     # thread within one call; a forward holding the GIL would see no stamp in any of them).
     stamps = []
     while len(stamps) < 3 and not any(stamps):
-        stamps.append(_stamps_inside(lambda: attn.forward(Q, K, V)))
+        stamps.append(_stamps_inside(lambda: attn.forward(Q, K, V, out=out)))
     assert any(stamps), f"no Python ran in another thread during forward (B={B}): {stamps}"
 
 
