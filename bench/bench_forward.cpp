@@ -1,9 +1,10 @@
-// End-to-end forward: forward/<impl>/<shape>/<B>/<threads> for every ISA this CPU runs and
-// every peer built in. Only the calls are timed; inputs are made (and peers checked) before.
-// Beside them, for shapes whose plan is layered (src/forward_plan.hpp), one thread each:
+// End-to-end forward: forward/<impl>/<shape>/<B>/<threads> for every ISA this CPU runs (at
+// float32; forward/<isa>-int8/... at int8) and every peer built in. Only the calls are timed; inputs are made (and
+// peers checked) before. Beside them, for shapes whose plan is layered (src/forward_plan.hpp), one thread each:
 // fused/<isa>/... runs the batch through the fused kernel in the driver's tiles, as a layered
 // plan replaces it (an A/B within one run); forward_shared_v/<isa>/... and fused_shared_v/...
-// the same with one V shared by the batch: the Linears without V's stream.
+// the same with one V shared by the batch: the Linears without V's stream (and
+// forward_shared_v/<isa>-int8/... at int8).
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -22,25 +23,27 @@
 namespace myattn_bench {
 namespace {
 
-myattn::detail::ForwardPlan plan_of(myattn::Isa isa, const myattn::Dims& d) {
-    const myattn::detail::KernelTable& k = myattn::detail::kernels_for(isa);
+myattn::detail::ForwardPlan plan_of(myattn::Isa isa, const myattn::Dims& d,
+                                    myattn::Precision precision = myattn::Precision::f32) {
+    const myattn::detail::KernelTable& k = myattn::detail::kernels_for(isa, precision);
     return myattn::detail::plan_forward(d, myattn::detail::cache_sizes(), k.mr, k.nr);
 }
 
 /// Weight bytes the kernels stream per call over the packed size, as the path implies (not a
 /// hardware count): once per layered block of MC samples, once per fused group of MR (once in
 /// all for one group). Where the weights exceed L2 (X), each pass comes from L3 or memory.
-double weight_passes(myattn::Isa isa, const myattn::Dims& d, std::size_t batch, bool fused) {
-    const std::size_t mr = myattn::detail::kernels_for(isa).mr;
-    const myattn::detail::ForwardPlan p = plan_of(isa, d);
+double weight_passes(myattn::Isa isa, const myattn::Dims& d, std::size_t batch, bool fused,
+                     myattn::Precision precision = myattn::Precision::f32) {
+    const std::size_t mr = myattn::detail::kernels_for(isa, precision).mr;
+    const myattn::detail::ForwardPlan p = plan_of(isa, d, precision);
     const std::size_t per_pass = batch <= mr ? batch : !fused && p.layered ? p.mc : mr;
     return double((batch + per_pass - 1) / per_pass);
 }
 
-void forward_myattn(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, std::size_t batch, int threads,
-                    bool shared_v) {
+void forward_myattn(benchmark::State& state, myattn::Isa isa, myattn::Precision precision, const NamedShape* shape,
+                    std::size_t batch, int threads, bool shared_v) {
     const Workload& w = workload(*shape, batch);
-    const myattn::MyAttn attn(w.params, isa);
+    const myattn::MyAttn attn(w.params, isa, precision);
     const myattn::Dims& d = shape->dims;
     std::vector<float> out(batch * d.output_size), weights(batch * d.value_size1);
     const myattn::ConstTensor V = shared_v ? myattn::ConstTensor{w.V.data(), {1, d.value_size1, d.value_size2}} : w.v();
@@ -54,7 +57,22 @@ void forward_myattn(benchmark::State& state, myattn::Isa isa, const NamedShape* 
         }
     });
     set_forward_counters(state, d, batch);
-    state.counters["weight_passes"] = weight_passes(isa, d, batch, false);
+    state.counters["weight_passes"] = weight_passes(isa, d, batch, false, precision);
+}
+
+/// "avx512", or "avx512-int8" at another precision than float32.
+std::string impl_name(myattn::Isa isa, myattn::Precision precision) {
+    std::string name(myattn::isa_name(isa));
+    if (precision != myattn::Precision::f32) name += "-" + std::string(myattn::precision_name(precision));
+    return name;
+}
+
+/// The precisions `isa` runs here, float32 first.
+std::vector<myattn::Precision> precisions_of(myattn::Isa isa) {
+    std::vector<myattn::Precision> out;
+    for (myattn::Precision p : myattn::precisions())
+        if (myattn::kernel_id(isa, p)) out.push_back(p);
+    return out;
 }
 
 // The fused kernel over the driver's tiles on one thread: what forward ran before layered plans.
@@ -140,9 +158,10 @@ void register_forward(const NamedShape& shape, std::size_t B) {
     for (int t : thread_counts()) {
         const std::string tail = join({shape.name, std::to_string(B), std::to_string(t)});
         for (myattn::Isa isa : myattn::runnable_isas())
-            benchmark::RegisterBenchmark(join({"forward", std::string(myattn::isa_name(isa)), tail}).c_str(),
-                                         forward_myattn, isa, &shape, B, t, false)
-                ->UseRealTime();
+            for (myattn::Precision precision : precisions_of(isa))
+                benchmark::RegisterBenchmark(join({"forward", impl_name(isa, precision), tail}).c_str(), forward_myattn,
+                                             isa, precision, &shape, B, t, false)
+                    ->UseRealTime();
         for (const PeerInfo& peer : available_peers())
             benchmark::RegisterBenchmark(join({"forward", peer.name, tail}).c_str(), forward_peer, peer, &shape, B, t)
                 ->UseRealTime();
@@ -154,9 +173,11 @@ void register_forward(const NamedShape& shape, std::size_t B) {
                 ->UseRealTime();
             benchmark::RegisterBenchmark(join({"fused_shared_v", tail}).c_str(), forward_fused, isa, &shape, B, true)
                 ->UseRealTime();
-            benchmark::RegisterBenchmark(join({"forward_shared_v", tail}).c_str(), forward_myattn, isa, &shape, B, 1,
-                                         true)
-                ->UseRealTime();
+            for (myattn::Precision precision : precisions_of(isa))
+                benchmark::RegisterBenchmark(
+                    join({"forward_shared_v", impl_name(isa, precision), shape.name, std::to_string(B), "1"}).c_str(),
+                    forward_myattn, isa, precision, &shape, B, 1, true)
+                    ->UseRealTime();
         }
 }
 

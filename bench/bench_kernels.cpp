@@ -29,7 +29,7 @@ void linear(benchmark::State& state, myattn::Isa isa, const NamedShape* shape, s
     const myattn::Dims& d = shape->dims;
     const std::size_t q = d.query_size, k = d.key_size, L = d.value_size1, v = d.value_size2, o = d.output_size;
     // Aligned as MyAttn aligns its packed weights.
-    const myattn::detail::LinearLayout l1 = kt.linear_layout(L, q + k), l2 = kt.linear_layout(o, q + v);
+    const myattn::detail::LinearLayout l1 = kt.linear_layout(L, q, k), l2 = kt.linear_layout(o, q, v);
     myattn::detail::AlignedBuffer packed1(l1.size), packed2(l2.size);
     kt.pack_linear(l1, w.params.attn_weight().data(), w.params.attn_bias().data(), packed1.data());
     kt.pack_linear(l2, w.params.combine_weight().data(), w.params.combine_bias().data(), packed2.data());

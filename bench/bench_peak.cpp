@@ -1,8 +1,9 @@
 // The machine's limits, measured here rather than taken from a data sheet: peak/fma/<isa>/<threads>
-// runs independent FMA chains on every thread; peak/read/<level>/<threads> sums a buffer held in
-// L2 (half of each core's L2 per thread), in L3 (half of it, split over the threads; l3_<N>MiB:
-// smaller buffers beyond L2) or in memory (at least 1 GiB and 4 × L3), the sizes from the
-// caches the library detects.
+// runs independent FMA chains on every thread; peak/int8/<kernels>/<threads> the int8 step of the
+// int8 kernels (GOP/s: two per multiply-add, as FLOP/s counts an FMA); peak/read/<level>/<threads>
+// sums a buffer held in L2 (half of each core's L2 per thread), in L3 (half of it, split over the
+// threads; l3_<N>MiB: smaller buffers beyond L2) or in memory (at least 1 GiB and 4 × L3), the
+// sizes from the caches the library detects.
 // tools/bench-report derives each forward's machine bound from them.
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -31,6 +32,7 @@ struct FmaKernel {
     const char* isa;
     int flops_per_step; // chains × lanes × 2
     float (*run)(std::int64_t steps, float seed);
+    const char* counter = "GFLOP/s";
 };
 
 // Each kernel keeps more independent accumulator chains than FMA latency × FMA pipes (4 × 2
@@ -82,6 +84,83 @@ float fma_neon(std::int64_t steps, float seed) {
 }
 #endif
 
+// The int8 steps of the kernels (src/isa/*.cpp): u8 x s8 products summed in fours into int32
+// lanes, on independent chains.
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) float dot_avx512vnni(std::int64_t steps, float seed) {
+    constexpr int chains = 16;
+    __m512i acc[chains];
+    for (int j = 0; j < chains; ++j) acc[j] = _mm512_set1_epi32(int(seed) + j);
+    const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+    for (std::int64_t i = 0; i < steps; ++i)
+#pragma GCC unroll 16
+        for (int j = 0; j < chains; ++j) acc[j] = _mm512_dpbusd_epi32(acc[j], a, b);
+    for (int j = 1; j < chains; ++j) acc[0] = _mm512_add_epi32(acc[0], acc[j]);
+    alignas(64) std::int32_t lanes[16];
+    _mm512_store_si512(lanes, acc[0]);
+    return float(lanes[0]);
+}
+
+__attribute__((target("avx2,avxvnni"))) float dot_avx2vnni(std::int64_t steps, float seed) {
+    constexpr int chains = 12;
+    __m256i acc[chains];
+    for (int j = 0; j < chains; ++j) acc[j] = _mm256_set1_epi32(int(seed) + j);
+    const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+    for (std::int64_t i = 0; i < steps; ++i)
+#pragma GCC unroll 12
+        for (int j = 0; j < chains; ++j) acc[j] = _mm256_dpbusd_avx_epi32(acc[j], a, b);
+    for (int j = 1; j < chains; ++j) acc[0] = _mm256_add_epi32(acc[0], acc[j]);
+    alignas(32) std::int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc[0]);
+    return float(lanes[0]);
+}
+
+// Without VNNI: vpmaddubsw, vpmaddwd by ones, vpaddd per step.
+__attribute__((target("avx512f,avx512bw"))) float dot_avx512(std::int64_t steps, float seed) {
+    constexpr int chains = 12;
+    __m512i acc[chains];
+    for (int j = 0; j < chains; ++j) acc[j] = _mm512_set1_epi32(int(seed) + j);
+    const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2), ones = _mm512_set1_epi16(1);
+    for (std::int64_t i = 0; i < steps; ++i)
+#pragma GCC unroll 12
+        for (int j = 0; j < chains; ++j)
+            acc[j] = _mm512_add_epi32(acc[j], _mm512_madd_epi16(_mm512_maddubs_epi16(a, b), ones));
+    for (int j = 1; j < chains; ++j) acc[0] = _mm512_add_epi32(acc[0], acc[j]);
+    alignas(64) std::int32_t lanes[16];
+    _mm512_store_si512(lanes, acc[0]);
+    return float(lanes[0]);
+}
+
+__attribute__((target("avx2"))) float dot_avx2(std::int64_t steps, float seed) {
+    constexpr int chains = 8;
+    __m256i acc[chains];
+    for (int j = 0; j < chains; ++j) acc[j] = _mm256_set1_epi32(int(seed) + j);
+    const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    for (std::int64_t i = 0; i < steps; ++i)
+#pragma GCC unroll 8
+        for (int j = 0; j < chains; ++j)
+            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
+    for (int j = 1; j < chains; ++j) acc[0] = _mm256_add_epi32(acc[0], acc[j]);
+    alignas(32) std::int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc[0]);
+    return float(lanes[0]);
+}
+#endif
+
+/// The int8 steps this CPU runs, as FmaKernels: `flops_per_step` counts two ops per multiply-add.
+std::vector<FmaKernel> int8_kernels() {
+    std::vector<FmaKernel> k;
+#if defined(__x86_64__)
+    const myattn::CpuFeatures& f = myattn::cpu_features();
+    // Constant operands: the compiler cannot fold the dot products, whose results it cannot know.
+    if (f.avx512f && f.avx512bw && f.avx512_vnni) k.push_back({"avx512vnni", 16 * 64 * 2, dot_avx512vnni, "GOP/s"});
+    if (f.avx512f && f.avx512bw) k.push_back({"avx512", 12 * 64 * 2, dot_avx512, "GOP/s"});
+    if (f.avx2 && f.avx_vnni) k.push_back({"avx2vnni", 12 * 32 * 2, dot_avx2vnni, "GOP/s"});
+    if (f.avx2) k.push_back({"avx2", 8 * 32 * 2, dot_avx2, "GOP/s"});
+#endif
+    return k;
+}
+
 std::vector<FmaKernel> fma_kernels() {
     std::vector<FmaKernel> k;
     const myattn::CpuFeatures& f = myattn::cpu_features();
@@ -104,7 +183,7 @@ void peak_fma(benchmark::State& state, FmaKernel kernel, int threads) {
                 tbb::static_partitioner());
         });
     const double flops = double(state.iterations()) * threads * double(fma_steps) * kernel.flops_per_step;
-    state.counters["GFLOP/s"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsRate);
+    state.counters[kernel.counter] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsRate);
 }
 
 // Reads with the widest loads this CPU has, into 8 independent sums of vectors (add latency 4 ×
@@ -248,6 +327,10 @@ void register_peak() {
     for (const FmaKernel& k : fma_kernels())
         for (int t : thread_counts())
             benchmark::RegisterBenchmark(join({"peak/fma", k.isa, std::to_string(t)}).c_str(), peak_fma, k, t)
+                ->UseRealTime();
+    for (const FmaKernel& k : int8_kernels())
+        for (int t : thread_counts())
+            benchmark::RegisterBenchmark(join({"peak/int8", k.isa, std::to_string(t)}).c_str(), peak_fma, k, t)
                 ->UseRealTime();
     const ReadKernel read = read_kernel();
     for (int t : thread_counts())

@@ -16,9 +16,16 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("myattn_version", myattn::version_string);
     benchmark::AddCustomContext("myattn_compiled_isas", myattn::to_string(myattn::compiled_isas(), ","));
     benchmark::AddCustomContext("myattn_runnable_isas", myattn::to_string(myattn::runnable_isas(), ","));
-    for (myattn::Isa isa : myattn::runnable_isas())
+    for (myattn::Isa isa : myattn::runnable_isas()) {
         benchmark::AddCustomContext("myattn_kernels_" + std::string(myattn::isa_name(isa)),
                                     std::string(myattn::kernel_id(isa)));
+        // The other precisions' kernels (forward/<isa>-<precision>/...): f32's are the line above.
+        for (myattn::Precision p : myattn::precisions())
+            if (const auto id = myattn::kernel_id(isa, p); id && p != myattn::Precision::f32)
+                benchmark::AddCustomContext("myattn_kernels_" + std::string(myattn::isa_name(isa)) + "-" +
+                                                std::string(myattn::precision_name(p)),
+                                            std::string(*id));
+    }
     benchmark::AddCustomContext("myattn_active_isa", std::string(myattn::isa_name(myattn::active_isa())));
     benchmark::AddCustomContext("cpu_features", myattn::to_string(myattn::cpu_features()));
     benchmark::AddCustomContext("peers", peers);

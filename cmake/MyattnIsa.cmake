@@ -32,6 +32,21 @@ endfunction()
 # GCC 12 flags the deliberately undefined `__Y = __Y` of _mm512_undefined_ps() once it is inlined
 # (avx512fintrin.h): false positives, silenced for the AVX-512 object only (docs/platforms.md).
 set(_gcc_avx512_quiet $<$<CXX_COMPILER_ID:GNU>:-Wno-uninitialized> $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
-myattn_isa(avx512 x86 "AVX-512 (F, BW, DQ, VL) + FMA3" -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma ${_gcc_avx512_quiet})
+set(_avx512 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma ${_gcc_avx512_quiet})
+myattn_isa(avx512 x86 "AVX-512 (F, BW, DQ, VL) + FMA3" ${_avx512})
 myattn_isa(avx2 x86 "AVX2 + FMA3" -mavx2 -mfma)
 myattn_isa(neon arm "NEON" "") # Advanced SIMD is part of the AArch64 baseline
+
+# Kernel sets of an ISA that need an extension beyond its flags (its registry rows name the CPU
+# feature): src/isa/<name>.cpp, compiled whenever the ISA is, with the ISA's flags and the
+# extension's. They go to MYATTN_KERNEL_SETS: objects and MYATTN_HAVE_<NAME> like an ISA's, but no
+# ISA of their own (MYATTN_ISA and the per-ISA test runs name ISAs).
+set(MYATTN_KERNEL_SETS)
+function(myattn_kernels name isa)
+  if(isa IN_LIST MYATTN_ISAS)
+    set(MYATTN_KERNEL_SETS ${MYATTN_KERNEL_SETS} ${name} PARENT_SCOPE)
+    set(MYATTN_ISA_FLAGS_${name} ${ARGN} PARENT_SCOPE)
+  endif()
+endfunction()
+myattn_kernels(avx512vnni avx512 ${_avx512} -mavx512vnni)
+myattn_kernels(avx2vnni avx2 -mavx2 -mfma -mavxvnni)

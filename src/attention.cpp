@@ -8,6 +8,7 @@
 #include "aligned_buffer.hpp"
 #include "dispatch.hpp"
 #include "forward_plan.hpp"
+#include "kernels/quantize.hpp"
 #include "layered_forward.hpp"
 #include "myattn/errors.hpp"
 #include "shapes.hpp"
@@ -209,9 +210,18 @@ struct MyAttn::Impl {
 
 MyAttn::MyAttn(Parameters params) : MyAttn(std::move(params), active_isa()) {}
 
-MyAttn::MyAttn(Parameters params, Isa isa) {
-    const KernelTable& kernels = detail::kernels_for(isa);
+MyAttn::MyAttn(Parameters params, Precision p) : MyAttn(std::move(params), active_isa(), p) {}
+
+MyAttn::MyAttn(Parameters params, Isa isa, Precision p) {
+    const KernelTable& kernels = detail::kernels_for(isa, p);
     const Dims& d = params.dims();
+    if (p == Precision::int8)
+        for (auto [name, n] :
+             {std::pair{"query_size", d.query_size}, {"key_size", d.key_size}, {"value_size2", d.value_size2}})
+            if (n > detail::int8_max_inputs)
+                throw ArgumentError("precision int8: " + std::string(name) + " = " + std::to_string(n) +
+                                    " is over the " + std::to_string(detail::int8_max_inputs) +
+                                    " inputs whose int32 sums cannot overflow");
     detail::AlignedBuffer packed(kernels.layout(d).size);
     const PackedLayout layout = kernels.pack(d,
                                              {.attn_weight = params.attn_weight().data(),
@@ -235,6 +245,8 @@ const MyAttn::Impl& MyAttn::impl() const {
 const Dims& MyAttn::dims() const { return impl().params.dims(); }
 const Parameters& MyAttn::parameters() const { return impl().params; }
 Isa MyAttn::isa() const { return impl().kernels->isa; }
+Precision MyAttn::precision() const { return impl().kernels->precision; }
+std::string_view MyAttn::kernel_id() const { return impl().kernels->id; }
 std::string MyAttn::plan() const { return detail::to_string(impl().plan); }
 
 void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,

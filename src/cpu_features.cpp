@@ -6,6 +6,8 @@
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <cpuid.h>
+#elif defined(__aarch64__)
+#include <sys/auxv.h>
 #endif
 
 namespace myattn {
@@ -38,13 +40,25 @@ CpuFeatures detect() {
         f.avx512dq = bit(ebx, 17);
         f.avx512bw = bit(ebx, 30);
         f.avx512vl = bit(ebx, 31);
+        f.avx512_vnni = bit(ecx, 11);
+    }
+    const unsigned max_subleaf = eax;
+    if (max_subleaf >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) {
+        f.avx_vnni = bit(eax, 4);
+        f.avx512_bf16 = zmm_saved && bit(eax, 5);
     }
     return f;
 }
 #elif defined(__aarch64__)
+// The kernel reports what userspace may use; bit numbers from the Linux arm64 ABI (asm/hwcap.h).
+constexpr unsigned long hwcap_asimddp = 1ul << 20;
+constexpr unsigned long hwcap2_bf16 = 1ul << 14;
+
 CpuFeatures detect() {
     CpuFeatures f;
     f.neon = true; // Advanced SIMD is mandatory in AArch64
+    f.asimddp = (getauxval(AT_HWCAP) & hwcap_asimddp) != 0;
+    f.arm_bf16 = (getauxval(AT_HWCAP2) & hwcap2_bf16) != 0;
     return f;
 }
 #else
@@ -71,7 +85,12 @@ std::string to_string(const CpuFeatures& f) {
     add(f.avx512bw, "avx512bw");
     add(f.avx512dq, "avx512dq");
     add(f.avx512vl, "avx512vl");
+    add(f.avx512_vnni, "avx512_vnni");
+    add(f.avx_vnni, "avx_vnni");
+    add(f.avx512_bf16, "avx512_bf16");
     add(f.neon, "neon");
+    add(f.asimddp, "asimddp");
+    add(f.arm_bf16, "bf16");
     return s.empty() ? "(none beyond the baseline)" : s;
 }
 

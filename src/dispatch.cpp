@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "myattn/errors.hpp"
+#include "myattn/safetensors.hpp"
 
 namespace myattn {
 namespace detail {
@@ -30,16 +31,26 @@ std::span<const Implementation> compiled_rows() {
     return {rows.row.data(), rows.n};
 }
 
+// The ISA's f32 row in `list`: each ISA's own, through which it is named, listed and chosen.
 const Implementation* find(std::span<const Implementation> list, Isa isa) {
     for (const Implementation& i : list)
-        if (i.isa == isa) return &i;
+        if (i.isa == isa && i.precision == Precision::f32) return &i;
     return nullptr;
 }
 
 std::string names(std::span<const Implementation> list) {
     std::vector<Isa> isas;
-    for (const Implementation& i : list) isas.push_back(i.isa);
+    for (const Implementation& i : list)
+        if (i.precision == Precision::f32) isas.push_back(i.isa);
     return to_string(isas, ", ");
+}
+
+std::string precision_names(std::span<const Implementation> list, Isa isa) {
+    std::string s;
+    for (Precision p : precisions())
+        if (std::ranges::any_of(list, [&](const Implementation& i) { return i.isa == isa && i.precision == p; }))
+            s += (s.empty() ? "" : ", ") + std::string(precision_name(p));
+    return s;
 }
 
 struct State {
@@ -94,26 +105,39 @@ IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Implementation> com
         return {*isa, "forced by MYATTN_ISA=" + std::string(forced)};
     }
     for (const Implementation& impl : compiled)
-        if (runs_on(impl, cpu))
+        if (impl.precision == Precision::f32 && runs_on(impl, cpu))
             return {impl.isa, impl.isa == Isa::scalar ? std::string("no SIMD ISA compiled in runs on this CPU")
                                                       : "best compiled ISA this CPU runs"};
     throw IsaError("no compiled ISA runs on this CPU"); // unreachable while scalar is compiled
 }
 
-const KernelTable& kernels_for(Isa isa) {
-    const Implementation* impl = find(compiled_rows(), isa);
-    if (impl == nullptr || !runs_on(*impl, cpu_features()))
+const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Implementation> compiled, Isa isa,
+                                     Precision p) noexcept {
+    const Implementation* own = find(compiled, isa);
+    if (own == nullptr || !runs_on(*own, cpu)) return nullptr;
+    for (const Implementation& i : compiled)
+        if (i.isa == isa && i.precision == p && runs_on(i, cpu)) return &i;
+    return nullptr;
+}
+
+const KernelTable& kernels_for(Isa isa, Precision p) {
+    const Implementation* own = find(compiled_rows(), isa);
+    if (own == nullptr || !runs_on(*own, cpu_features()))
         throw IsaError("ISA " + std::string(isa_name(isa)) +
                        " is not runnable here (runnable: " + to_string(runnable_isas(), ", ") + ")");
+    const Implementation* impl = choose_kernels(cpu_features(), compiled_rows(), isa, p);
+    if (impl == nullptr)
+        throw IsaError("precision " + std::string(precision_name(p)) + ": no kernels for ISA " +
+                       std::string(isa_name(isa)) +
+                       " in this build (its precisions here: " + precision_names(compiled_rows(), isa) + ")");
     return impl->kernels();
 }
 
 } // namespace detail
 
 std::string_view isa_name(Isa isa) noexcept {
-    for (const detail::Implementation& i : detail::implementations)
-        if (i.isa == isa) return i.name;
-    return "unknown";
+    const detail::Implementation* i = detail::find(detail::implementations, isa);
+    return i != nullptr ? i->name : "unknown";
 }
 
 std::optional<Isa> parse_isa(std::string_view name) noexcept {
@@ -123,15 +147,46 @@ std::optional<Isa> parse_isa(std::string_view name) noexcept {
 }
 
 std::string_view kernel_id(Isa isa) noexcept {
-    for (const detail::Implementation& i : detail::implementations)
-        if (i.isa == isa) return i.kernel_id;
-    return "unknown";
+    const detail::Implementation* i = detail::find(detail::implementations, isa);
+    return i != nullptr ? i->kernel_id : "unknown";
 }
 
 bool cpu_runs(Isa isa, const CpuFeatures& f) noexcept {
-    for (const detail::Implementation& i : detail::implementations)
-        if (i.isa == isa) return detail::runs_on(i, f);
-    return false;
+    const detail::Implementation* i = detail::find(detail::implementations, isa);
+    return i != nullptr && detail::runs_on(*i, f);
+}
+
+std::string_view precision_name(Precision p) noexcept {
+    switch (p) {
+    case Precision::f32:
+        return "f32";
+    case Precision::int8:
+        return "int8";
+    case Precision::bf16:
+        return "bf16";
+    }
+    return "unknown";
+}
+
+std::span<const Precision> precisions() noexcept {
+    static constexpr Precision all[] = {Precision::f32, Precision::int8, Precision::bf16};
+    return all;
+}
+
+Precision parse_precision(std::string_view name) {
+    std::string valid;
+    for (Precision p : precisions()) {
+        if (precision_name(p) == name) return p;
+        valid += (valid.empty() ? "" : ", ") + std::string(precision_name(p));
+    }
+    throw ArgumentError("unknown precision " + safetensors::in_quotes(name) + " (expected one of " + valid + ")");
+}
+
+std::optional<std::string_view> kernel_id(Isa isa, Precision p) noexcept {
+    const detail::Implementation* i =
+        detail::choose_kernels(cpu_features(), detail::compiled_implementations(), isa, p);
+    if (i == nullptr) return std::nullopt;
+    return i->kernel_id;
 }
 
 std::string to_string(std::span<const Isa> isas, std::string_view separator) {
@@ -145,14 +200,15 @@ std::string to_string(std::span<const Isa> isas, std::string_view separator) {
 
 std::vector<Isa> compiled_isas() {
     std::vector<Isa> out;
-    for (const detail::Implementation& i : detail::compiled_rows()) out.push_back(i.isa);
+    for (const detail::Implementation& i : detail::compiled_rows())
+        if (i.precision == Precision::f32) out.push_back(i.isa);
     return out;
 }
 
 std::vector<Isa> runnable_isas() {
     std::vector<Isa> out;
     for (const detail::Implementation& i : detail::compiled_rows())
-        if (detail::runs_on(i, cpu_features())) out.push_back(i.isa);
+        if (i.precision == Precision::f32 && detail::runs_on(i, cpu_features())) out.push_back(i.isa);
     return out;
 }
 

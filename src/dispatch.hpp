@@ -27,7 +27,15 @@ std::span<const Implementation> compiled_implementations();
 /// first) that `cpu` runs. Never returns an ISA the CPU lacks.
 IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Implementation> compiled, const char* forced);
 
-/// The kernels of `isa`; throws IsaError if it is not runnable here.
-const KernelTable& kernels_for(Isa isa);
+/// The kernels a CPU with features `cpu` runs for `isa` at precision p: the first of `compiled`
+/// (best first) of that ISA and precision that the CPU runs, so an ISA without the extension of
+/// its best kernels falls back to its own others. Null if the CPU cannot run `isa` at all or
+/// no such kernels are compiled: never another ISA's.
+const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Implementation> compiled, Isa isa,
+                                     Precision p) noexcept;
+
+/// The kernels of `isa` at precision p on this CPU; throws IsaError if the ISA is not runnable
+/// here or has no kernels of that precision in this build.
+const KernelTable& kernels_for(Isa isa, Precision p = Precision::f32);
 
 } // namespace myattn::detail

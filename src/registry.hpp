@@ -1,23 +1,27 @@
-// The registry: every implementation this source tree knows, one row each, best first.
+// The registry: every implementation this source tree knows, one row per kernel set (an ISA at
+// one precision, in one variant), best first.
 //
-// Everything that lists, names, checks or picks an ISA derives from this table: parse_isa and
-// isa_name, cpu_runs, compiled_isas / runnable_isas and the best-first choice (dispatch.cpp),
-// MYATTN_ISA and set_isa, the CLI's --isa, the benchmarks and, through them, tools/bench-report.
+// Everything that lists, names, checks or picks an ISA or a kernel set derives from this table:
+// parse_isa and isa_name, cpu_runs, compiled_isas / runnable_isas and the best-first choice
+// (dispatch.cpp, over the f32 rows: every ISA has one), MYATTN_ISA and set_isa, the kernels of
+// each (ISA, precision) (the first row of that pair this CPU runs: e.g. int8 on avx512 with VNNI,
+// else avx512's own int8 fallback, never another ISA's), the CLI's --isa and --precision, the
+// benchmarks and, through them, tools/bench-report.
 //
 // A row states what CMake and the compiler cannot know: the CPU features the kernels need (as
 // src/cpu_features.cpp detects them), the register file they were blocked for, the register
 // tile that blocking must give (the kernel file static_asserts it against its Blocking), and the
-// kernel ID. `kernels` is the table accessor of src/isa/<name>.cpp when CMake compiled it
-// (MYATTN_HAVE_<NAME>, one line of cmake/MyattnIsa.cmake), and null otherwise.
+// kernel ID. `kernels` is the table accessor of src/isa/<variant>.cpp when CMake compiled it
+// (MYATTN_HAVE_<VARIANT>, one line of cmake/MyattnIsa.cmake), and null otherwise.
 //
 // Plain constant data with internal linkage: the per-ISA objects include it for their
 // static_asserts without sharing any code with the baseline objects (docs/platforms.md).
 // MYATTN_HAVE_<NAME> is defined for the library, its per-ISA objects, the tests and the
 // benchmarks alike, so that all of them see the same rows.
 //
-// Adding an implementation: src/isa/<name>.cpp (its table from make_table<Arch, Isa::<name>>()),
-// its accessor's declaration and its row here, and one myattn_isa(...) line in
-// cmake/MyattnIsa.cmake (plus an `Isa` enumerator if the public API does not name it yet).
+// Adding an implementation: src/isa/<variant>.cpp (its table from make_table<...>()), its
+// accessor's declaration and its row here, and one myattn_isa(...) line in cmake/MyattnIsa.cmake
+// (plus an `Isa` or `Precision` enumerator if the public API does not name it yet).
 #pragma once
 
 #include <array>
@@ -26,34 +30,45 @@
 
 #include "kernels/table.hpp"
 #include "myattn/isa.hpp"
+#include "myattn/precision.hpp"
 
 namespace myattn::detail {
 
 struct Implementation {
     Isa isa;
+    /// The ISA's name (isa_name).
     std::string_view name;
+    Precision precision;
+    /// The kernel set: the ISA's name, or the ISA's name and the extension it uses
+    /// ("avx512vnni"). The last word of the kernel ID.
+    std::string_view variant;
     /// CPU features the kernels need, all of them; unused slots are null.
-    std::array<bool CpuFeatures::*, 6> needs;
+    std::array<bool CpuFeatures::*, 8> needs;
     /// Architectural vector registers the kernels are blocked for (0: no SIMD blocking).
     std::size_t registers;
     /// Register tile of the Linear micro-kernel: MR samples x NR output features.
     std::size_t mr, nr;
-    /// Datatype, operation, tile and ISA of the kernels, as `myattn info` shows them.
+    /// Datatype, operation, tile and variant of the kernels, as `myattn info` shows them.
     std::string_view kernel_id;
     const KernelTable& (*kernels)();
 };
 
 // The table accessor of each implementation, defined in src/isa/<name>.cpp when it is compiled.
 const KernelTable& avx512_kernels();
+const KernelTable& avx512vnni_int8_kernels();
+const KernelTable& avx512_int8_kernels();
 const KernelTable& avx2_kernels();
+const KernelTable& avx2vnni_int8_kernels();
+const KernelTable& avx2_int8_kernels();
 const KernelTable& neon_kernels();
 const KernelTable& scalar_kernels();
+const KernelTable& scalar_int8_kernels();
 
 namespace {
 
 // clang-format off
 constexpr Implementation implementations[] = {
-    {.isa = Isa::avx512, .name = "avx512",
+    {.isa = Isa::avx512, .name = "avx512", .precision = Precision::f32, .variant = "avx512",
      .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
                &CpuFeatures::fma},
      .registers = 32, .mr = 8, .nr = 32, .kernel_id = "f32-linear-8x32-avx512",
@@ -62,7 +77,26 @@ constexpr Implementation implementations[] = {
 #else
      .kernels = nullptr},
 #endif
-    {.isa = Isa::avx2, .name = "avx2",
+    {.isa = Isa::avx512, .name = "avx512", .precision = Precision::int8, .variant = "avx512vnni",
+     .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
+               &CpuFeatures::fma, &CpuFeatures::avx512_vnni},
+     .registers = 32, .mr = 8, .nr = 32, .kernel_id = "i8-linear-8x32-avx512vnni",
+#ifdef MYATTN_HAVE_AVX512VNNI
+     .kernels = avx512vnni_int8_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    // AVX-512 without VNNI (Skylake-X): vpmaddubsw, 7-bit activations.
+    {.isa = Isa::avx512, .name = "avx512", .precision = Precision::int8, .variant = "avx512",
+     .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
+               &CpuFeatures::fma},
+     .registers = 32, .mr = 8, .nr = 32, .kernel_id = "i8-linear-8x32-avx512",
+#ifdef MYATTN_HAVE_AVX512
+     .kernels = avx512_int8_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    {.isa = Isa::avx2, .name = "avx2", .precision = Precision::f32, .variant = "avx2",
      .needs = {&CpuFeatures::avx2, &CpuFeatures::fma},
      .registers = 16, .mr = 6, .nr = 16, .kernel_id = "f32-linear-6x16-avx2",
 #ifdef MYATTN_HAVE_AVX2
@@ -70,7 +104,24 @@ constexpr Implementation implementations[] = {
 #else
      .kernels = nullptr},
 #endif
-    {.isa = Isa::neon, .name = "neon",
+    {.isa = Isa::avx2, .name = "avx2", .precision = Precision::int8, .variant = "avx2vnni",
+     .needs = {&CpuFeatures::avx2, &CpuFeatures::fma, &CpuFeatures::avx_vnni},
+     .registers = 16, .mr = 6, .nr = 16, .kernel_id = "i8-linear-6x16-avx2vnni",
+#ifdef MYATTN_HAVE_AVX2VNNI
+     .kernels = avx2vnni_int8_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    // AVX2 without AVX-VNNI (Haswell to Zen 3): vpmaddubsw, 7-bit activations.
+    {.isa = Isa::avx2, .name = "avx2", .precision = Precision::int8, .variant = "avx2",
+     .needs = {&CpuFeatures::avx2, &CpuFeatures::fma},
+     .registers = 16, .mr = 6, .nr = 16, .kernel_id = "i8-linear-6x16-avx2",
+#ifdef MYATTN_HAVE_AVX2
+     .kernels = avx2_int8_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    {.isa = Isa::neon, .name = "neon", .precision = Precision::f32, .variant = "neon",
      .needs = {&CpuFeatures::neon},
      .registers = 32, .mr = 8, .nr = 8, .kernel_id = "f32-linear-8x8-neon",
 #ifdef MYATTN_HAVE_NEON
@@ -79,21 +130,33 @@ constexpr Implementation implementations[] = {
      .kernels = nullptr},
 #endif
     // The plain-loop reference in float, over unpacked weights: always compiled, runs anywhere.
-    {.isa = Isa::scalar, .name = "scalar",
+    {.isa = Isa::scalar, .name = "scalar", .precision = Precision::f32, .variant = "scalar",
      .needs = {},
      .registers = 0, .mr = 1, .nr = 1, .kernel_id = "f32-linear-1x1-scalar",
      .kernels = scalar_kernels},
+    // The int8 reference (kernels/quantize.hpp, 8-bit activations), in plain loops.
+    {.isa = Isa::scalar, .name = "scalar", .precision = Precision::int8, .variant = "scalar",
+     .needs = {},
+     .registers = 0, .mr = 1, .nr = 1, .kernel_id = "i8-linear-1x1-scalar",
+     .kernels = scalar_int8_kernels},
 };
 // clang-format on
 
-/// The row of `isa` (every enumerator has one: see the static_assert below).
-constexpr const Implementation& implementation(Isa isa) {
+/// The row of `isa`'s `variant` at precision p (by default the ISA's f32 row, which every
+/// enumerator has: see the static_assert below).
+constexpr const Implementation& implementation(Isa isa, Precision p = Precision::f32, std::string_view variant = {}) {
     for (const Implementation& i : implementations)
-        if (i.isa == isa) return i;
-    throw "an Isa without a registry row";
+        if (i.isa == isa && i.precision == p && i.variant == (variant.empty() ? i.name : variant)) return i;
+    throw "no such registry row";
 }
 
-/// "f32-linear-<mr>x<nr>-<name>", checked at compile time so that an ID never contradicts the tile.
+/// The datatype word of a kernel ID.
+constexpr std::string_view dtype_word(Precision p) {
+    return p == Precision::f32 ? "f32" : p == Precision::int8 ? "i8" : "bf16";
+}
+
+/// "<dtype>-linear-<mr>x<nr>-<variant>", the variant named after its ISA first, checked at
+/// compile time so that an ID never contradicts the tile.
 consteval bool id_matches_tile(const Implementation& i) {
     auto number = [](std::string_view& s, std::size_t n) {
         std::size_t digits = 1;
@@ -105,24 +168,33 @@ consteval bool id_matches_tile(const Implementation& i) {
         return true;
     };
     std::string_view s = i.kernel_id;
-    constexpr std::string_view head = "f32-linear-";
-    if (!s.starts_with(head)) return false;
-    s.remove_prefix(head.size());
+    const std::string_view dtype = dtype_word(i.precision);
+    if (!s.starts_with(dtype)) return false;
+    s.remove_prefix(dtype.size());
+    constexpr std::string_view op = "-linear-";
+    if (!s.starts_with(op)) return false;
+    s.remove_prefix(op.size());
     if (!number(s, i.mr) || !s.starts_with('x')) return false;
     s.remove_prefix(1);
     if (!number(s, i.nr) || !s.starts_with('-')) return false;
     s.remove_prefix(1);
-    return s == i.name;
+    return s == i.variant && i.variant.starts_with(i.name);
 }
 
 consteval bool registry_consistent() {
     for (const Implementation& i : implementations)
         if (!id_matches_tile(i)) return false;
     for (Isa isa : {Isa::scalar, Isa::avx2, Isa::avx512, Isa::neon})
-        (void)implementation(isa); // fails to compile if a row is missing
-    return implementations[std::size(implementations) - 1].isa == Isa::scalar;
+        (void)implementation(isa); // fails to compile if an f32 row is missing
+    // The scalar rows come last, so that the best-first choice falls back to them.
+    bool scalar_seen = false;
+    for (const Implementation& i : implementations) {
+        if (scalar_seen && i.isa != Isa::scalar) return false;
+        scalar_seen = scalar_seen || i.isa == Isa::scalar;
+    }
+    return true;
 }
-static_assert(registry_consistent(), "every Isa has one row; kernel IDs match tiles; scalar comes last");
+static_assert(registry_consistent(), "every Isa has an f32 row; kernel IDs match tiles; scalar rows come last");
 
 } // namespace
 } // namespace myattn::detail

@@ -130,6 +130,19 @@ TEST_CASE("cli: run errors leave no output file", "[cli]") {
     write_file(tmp / "garbage.safetensors", "this is not a safetensors file");
     expect_run_error("--weights " + weights + " --inputs " + (tmp / "garbage.safetensors").string(), "garbage");
     expect_run_error("--weights " + weights + " --inputs " + inputs + " --isa nope", "unknown ISA");
+    expect_run_error("--weights " + weights + " --inputs " + inputs + " --precision fp8",
+                     "--precision: unknown precision \"fp8\" (expected one of f32, int8, bf16)");
+}
+
+TEST_CASE("cli: info lists each precision's kernels", "[cli]") {
+    const CliResult r = run_cli("info");
+    CAPTURE(r.out, r.err);
+    CHECK(r.status == 0);
+    for (myattn::Precision p : myattn::precisions()) {
+        const auto id = myattn::kernel_id(myattn::active_isa(), p);
+        CHECK_THAT(r.out, Contains(std::string(myattn::precision_name(p)) + ":") &&
+                              Contains(id ? std::string(*id) : "(no kernels in this build)"));
+    }
 }
 
 TEST_CASE("cli: an error leaves an existing output file untouched", "[cli]") {

@@ -99,19 +99,82 @@ TEST_CASE("dispatch: names round-trip, unknown names are refused", "[dispatch]")
 
 TEST_CASE("registry: the compiled rows are the runnable ones' superset, each table is its row's", "[dispatch]") {
     const std::vector<Isa> compiled = compiled_isas();
-    REQUIRE(compiled.size() == detail::compiled_implementations().size());
+    std::size_t f32_rows = 0;
     for (const detail::Implementation& row : detail::compiled_implementations()) {
-        CAPTURE(row.name);
+        CAPTURE(row.kernel_id);
         CHECK(row.kernels != nullptr);
-        if (!cpu_runs(row.isa, cpu_features())) continue;
-        const detail::KernelTable& t = detail::kernels_for(row.isa);
+        f32_rows += row.precision == Precision::f32;
+        // Every compiled kernel set belongs to a compiled ISA.
+        CHECK(std::find(compiled.begin(), compiled.end(), row.isa) != compiled.end());
+        if (!detail::runs_on(row, cpu_features())) continue;
+        const detail::KernelTable& t = row.kernels();
         CHECK(t.isa == row.isa);
+        CHECK(t.precision == row.precision);
         CHECK(t.id == row.kernel_id);
-        CHECK(kernel_id(row.isa) == row.kernel_id);
         CHECK(t.mr == row.mr);
         CHECK(t.nr == row.nr);
+        CHECK((t.quant_levels != 0) == (row.precision == Precision::int8));
+        if (row.precision == Precision::f32) {
+            CHECK(&detail::kernels_for(row.isa) == &t);
+            CHECK(kernel_id(row.isa) == row.kernel_id);
+        }
     }
-    // A row is compiled exactly when CMake built its kernels.
+    CHECK(f32_rows == compiled.size());
+    // The kernels MyAttn gets for (ISA, precision) are the first of that pair this CPU runs.
+    for (Isa isa : runnable_isas())
+        for (Precision p : precisions()) {
+            const detail::Implementation* best = nullptr;
+            for (const detail::Implementation& row : detail::compiled_implementations())
+                if (!best && row.isa == isa && row.precision == p && detail::runs_on(row, cpu_features())) best = &row;
+            CHECK(kernel_id(isa, p) == (best ? std::optional(best->kernel_id) : std::nullopt));
+        }
+    // A row is compiled exactly when CMake built its kernels (an f32 row: its ISA).
     for (const detail::Implementation& row : detail::implementations)
-        CHECK((row.kernels != nullptr) == (std::find(compiled.begin(), compiled.end(), row.isa) != compiled.end()));
+        if (row.precision == Precision::f32)
+            CHECK((row.kernels != nullptr) == (std::find(compiled.begin(), compiled.end(), row.isa) != compiled.end()));
+}
+
+TEST_CASE("dispatch: each (ISA, precision) takes that ISA's best kernels the CPU runs, never another ISA's",
+          "[dispatch][precision]") {
+    auto variant = [&](const CpuFeatures& f, Isa isa, Precision p) {
+        const detail::Implementation* i = detail::choose_kernels(f, all_x86, isa, p);
+        if (i != nullptr) {
+            CHECK(i->isa == isa); // never another ISA's
+            CHECK(i->precision == p);
+            CHECK(detail::runs_on(*i, f));
+        }
+        return i != nullptr ? std::string(i->variant) : std::string("none");
+    };
+    CpuFeatures emr = zen4();
+    emr.avx512_vnni = emr.avx_vnni = true;
+    CHECK(variant(emr, Isa::avx512, Precision::int8) == "avx512vnni");
+    CHECK(variant(emr, Isa::avx2, Precision::int8) == "avx2vnni");
+    CHECK(variant(emr, Isa::avx512, Precision::f32) == "avx512");
+    // AVX-512 without VNNI (Skylake-X), AVX2 without AVX-VNNI (Haswell, Zen 3): the ISA's fallback.
+    CHECK(variant(zen4(), Isa::avx512, Precision::int8) == "avx512");
+    CHECK(variant(zen4(), Isa::avx2, Precision::int8) == "avx2");
+    CHECK(variant(haswell(), Isa::avx2, Precision::int8) == "avx2");
+    // An ISA the CPU lacks gets nothing, whatever the precision and the extensions it has.
+    CHECK(variant(haswell(), Isa::avx512, Precision::int8) == "none");
+    CpuFeatures vnni_flag_only = haswell();
+    vnni_flag_only.avx512_vnni = true;
+    CHECK(variant(vnni_flag_only, Isa::avx512, Precision::int8) == "none");
+    CHECK(variant(vnni_flag_only, Isa::avx2, Precision::int8) == "avx2");
+    CHECK(variant(CpuFeatures{}, Isa::scalar, Precision::int8) == "scalar");
+    // MYATTN_ISA still picks the ISA from the f32 rows alone, whatever int8 rows there are.
+    CHECK(detail::choose_isa(emr, all_x86, nullptr).isa == Isa::avx512);
+    CHECK(detail::choose_isa(emr, all_x86, "avx2").isa == Isa::avx2);
+    // Over every subset of the x86 features: the chosen int8 kernels (if any) are the first of
+    // the ISA's int8 rows the CPU runs, and exist exactly when the CPU runs the ISA.
+    for (unsigned mask = 0; mask < 32; ++mask) {
+        CpuFeatures f = haswell();
+        f.avx512f = f.avx512bw = f.avx512dq = f.avx512vl = mask & 1;
+        f.avx2 = mask & 2, f.fma = mask & 2;
+        f.avx512_vnni = mask & 4, f.avx_vnni = mask & 8;
+        for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
+            CAPTURE(mask, isa_name(isa));
+            const detail::Implementation* i = detail::choose_kernels(f, all_x86, isa, Precision::int8);
+            CHECK((i != nullptr) == cpu_runs(isa, f));
+        }
+    }
 }

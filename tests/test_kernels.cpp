@@ -212,7 +212,7 @@ TEST_CASE("kernels: linear over split rows, every edge tile, bitwise one FMA cha
                         std::mt19937_64 rng(out * 1000 + rows * 10 + n);
                         const std::vector<float> W = normal(rng, out * n), b = normal(rng, out),
                                                  x1 = normal(rng, rows * ld1), x2 = normal(rng, rows * (in.n2 + 1));
-                        const detail::LinearLayout l = t.linear_layout(out, n);
+                        const detail::LinearLayout l = t.linear_layout(out, in.n1, in.n2);
                         REQUIRE(l.panel == nr);
                         std::vector<float> packed(l.size);
                         t.pack_linear(l, W.data(), b.data(), packed.data());

@@ -105,7 +105,7 @@ TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group 
         const std::size_t out = 1030, n1 = 1027, n2 = 1024, n = n1 + n2;
         std::mt19937_64 rng(5);
         const std::vector<float> W = normal(rng, out * n), b = normal(rng, out);
-        const detail::LinearLayout l = t.linear_layout(out, n);
+        const detail::LinearLayout l = t.linear_layout(out, n1, n2);
         std::vector<float> packed(l.size);
         t.pack_linear(l, W.data(), b.data(), packed.data());
         // KC slices that end inside x1, on its end and inside x2; NC blocks of 3 panels and a

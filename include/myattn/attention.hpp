@@ -9,6 +9,7 @@
 #include "myattn/export.hpp"
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"
+#include "myattn/precision.hpp"
 #include "myattn/tensor.hpp"
 
 namespace myattn {
@@ -23,10 +24,15 @@ struct ForwardResult {
 
 class MYATTN_EXPORT MyAttn {
   public:
-    /// Uses active_isa().
+    /// Uses active_isa() and float32.
     explicit MyAttn(Parameters params);
-    /// Uses `isa`; throws IsaError if it is not runnable here.
-    MyAttn(Parameters params, Isa isa);
+    /// Uses active_isa() at precision p; throws IsaError if this build has no kernels of that
+    /// precision for it.
+    MyAttn(Parameters params, Precision p);
+    /// Uses `isa` at precision p (that ISA's own kernels, its fallback ones where the CPU lacks
+    /// the extension the best ones need); throws IsaError if the ISA is not runnable here or has
+    /// no kernels of that precision in this build.
+    MyAttn(Parameters params, Isa isa, Precision p = Precision::f32);
     ~MyAttn();
     MyAttn(MyAttn&&) noexcept;
     MyAttn& operator=(MyAttn&&) noexcept;
@@ -37,6 +43,9 @@ class MYATTN_EXPORT MyAttn {
     [[nodiscard]] const Dims& dims() const;
     [[nodiscard]] const Parameters& parameters() const;
     [[nodiscard]] Isa isa() const;
+    [[nodiscard]] Precision precision() const;
+    /// The kernels it runs, e.g. "i8-linear-8x32-avx512vnni".
+    [[nodiscard]] std::string_view kernel_id() const;
     /// How forward runs a batch larger than the kernels' register tile, chosen at construction
     /// from the shapes and this CPU's caches: "fused" (each group of samples through the whole
     /// module), or "layered: MC m, NC n, KC k" (blocks of m samples layer by layer, each Linear

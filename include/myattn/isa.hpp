@@ -48,12 +48,17 @@ struct CpuFeatures {
     bool avx512bw = false;
     bool avx512dq = false;
     bool avx512vl = false;
-    bool neon = false; // AArch64 Advanced SIMD (always present on AArch64)
+    bool avx512_vnni = false; // vpdpbusd on zmm (and AVX-512 state)
+    bool avx_vnni = false;    // vpdpbusd on ymm, VEX-encoded (and AVX state)
+    bool avx512_bf16 = false; // vdpbf16ps, vcvtne2ps2bf16 (and AVX-512 state)
+    bool neon = false;        // AArch64 Advanced SIMD (always present on AArch64)
+    bool asimddp = false;     // AArch64 dot product: sdot, udot (HWCAP_ASIMDDP)
+    bool arm_bf16 = false;    // AArch64 BF16: bfdot, bfmmla (HWCAP2_BF16)
 };
 
 /// The features of the CPU this process runs on.
 [[nodiscard]] MYATTN_EXPORT const CpuFeatures& cpu_features();
-/// Human-readable list, e.g. "avx2 fma avx512f avx512bw avx512dq avx512vl".
+/// Human-readable list in /proc/cpuinfo's names, e.g. "avx2 fma avx512f avx512bw avx512dq avx512vl avx512_vnni".
 [[nodiscard]] MYATTN_EXPORT std::string to_string(const CpuFeatures& f);
 /// Whether a CPU with features `f` has every feature `isa` needs (ignores whether it was
 /// compiled in).

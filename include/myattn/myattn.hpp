@@ -5,6 +5,7 @@
 #include "myattn/errors.hpp"
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"
+#include "myattn/precision.hpp"
 #include "myattn/safetensors.hpp"
 #include "myattn/tensor.hpp"
 #include "myattn/version.hpp"

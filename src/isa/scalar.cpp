@@ -1,39 +1,91 @@
-// The `scalar` ISA: the float instantiation of the reference, over unpacked weights. It is
-// the baseline that benchmarks compare against and the fallback every CPU runs.
+// The `scalar` ISA: the reference's loops over unpacked weights, at float32 (the baseline that
+// benchmarks compare against and the fallback every CPU runs) and at int8 (the reference every
+// int8 kernel matches bit for bit, with 8-bit activations).
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/table.hpp"
 #include "reference.hpp"
 #include "registry.hpp"
+#include "thread_bytes.hpp"
 
 namespace myattn::detail {
 namespace {
 
-// "Packing" a Linear is a plain copy: W, then b; a panel is one output feature.
-LinearLayout linear_layout(std::size_t out, std::size_t in) {
-    return {.offset = 0, .size = out * (in + 1), .out = out, .in = in, .panel = 1};
-}
+// float32. "Packing" a Linear is a plain copy: W, then b; a panel is one output feature.
+struct F32 {
+    static constexpr int levels = 0;
+    static LinearLayout linear_layout(std::size_t out, std::size_t n1, std::size_t n2) {
+        const std::size_t in = n1 + n2;
+        return {.offset = 0, .size = out * (in + 1), .out = out, .in = in, .panel = 1, .n1 = n1};
+    }
 
-void pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
-    std::copy_n(b, l.out, std::copy_n(W, l.out * l.in, packed + l.offset));
-}
+    static void pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
+        std::copy_n(b, l.out, std::copy_n(W, l.out * l.in, packed + l.offset));
+    }
 
-const float* weight(const LinearLayout& l, const float* packed) { return packed + l.offset; }
-const float* bias(const LinearLayout& l, const float* packed) { return packed + l.offset + l.out * l.in; }
+    /// Row r's features f of l, written to y (features [0, f.end - f.begin)).
+    static void row(const LinearLayout& l, const float* packed, const float* x1, const float* x2, Range f, float* y) {
+        const float* W = packed + l.offset;
+        reference_linear<float>(W + f.begin * l.in, W + l.out * l.in + f.begin, f.end - f.begin, x1, l.n1, x2,
+                                l.in - l.n1, y);
+    }
+};
 
+// int8 (kernels/quantize.hpp). A Linear is its scales, biases, the int32 sums of each feature's
+// weights over x1 and over x2, then the int8 weights in W's own layout; a panel is one feature.
+struct Int8 {
+    static constexpr int levels = 255;
+
+    struct Parts {
+        float* scale;
+        float* bias;
+        std::int32_t* sum1;
+        std::int32_t* sum2;
+        std::int8_t* w;
+    };
+    static Parts parts(const LinearLayout& l, float* packed) {
+        float* p = packed + l.offset;
+        return {p, p + l.out, reinterpret_cast<std::int32_t*>(p + 2 * l.out),
+                reinterpret_cast<std::int32_t*>(p + 3 * l.out), reinterpret_cast<std::int8_t*>(p + 4 * l.out)};
+    }
+
+    static LinearLayout linear_layout(std::size_t out, std::size_t n1, std::size_t n2) {
+        const std::size_t in = n1 + n2;
+        return {.offset = 0,
+                .size = 4 * out + (out * in + sizeof(float) - 1) / sizeof(float),
+                .out = out,
+                .in = in,
+                .panel = 1,
+                .n1 = n1};
+    }
+
+    static void pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
+        const Parts p = parts(l, packed);
+        std::copy_n(b, l.out, p.bias);
+        quantize_linear(W, l.out, l.n1, l.in - l.n1, p.w, p.scale, p.sum1, p.sum2);
+    }
+
+    static void row(const LinearLayout& l, const float* packed, const float* x1, const float* x2, Range f, float* y) {
+        const Parts p = parts(l, const_cast<float*>(packed));
+        const std::size_t j = f.begin, n2 = l.in - l.n1;
+        reference_int8_linear({p.w + j * l.in, p.scale + j, p.sum1 + j, p.sum2 + j}, p.bias + j, f.end - j, x1, l.n1,
+                              x2, n2, levels, thread_bytes(round_up_group(l.n1) + round_up_group(n2)), y);
+    }
+};
+
+template <class P>
 void linear(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f, float* y,
             std::size_t ldy) {
-    const float* W = weight(l, packed) + f.begin * l.in;
-    const float* b = bias(l, packed) + f.begin;
     for (std::size_t r = 0; r < rows; ++r)
-        reference_linear<float>(W, b, f.end - f.begin, x.x1 + r * x.ld1, x.n1, x.x2 + r * x.ld2, x.n2,
-                                y + r * ldy + f.begin);
+        P::row(l, packed, x.x1 + r * x.ld1, x.x2 + r * x.ld2, f, y + r * ldy + f.begin);
 }
 
 // One output feature's chain runs over its own row of W: no blocking to do.
+template <class P>
 void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f,
                     const LinearBlocking& /*b*/, float* y, std::size_t ldy) {
-    linear(l, packed, x, rows, f, y, ldy);
+    linear<P>(l, packed, x, rows, f, y, ldy);
 }
 
 void softmax(float* row, std::size_t n) { reference_softmax<float>(row, n); }
@@ -44,47 +96,68 @@ void weighted_sum(const WeightedSum& op, Range c) {
                                       op.a + r * op.lda + c.begin);
 }
 
-PackedLayout layout(const Dims& d) { return module_layout(d, linear_layout); }
+template <class P>
+PackedLayout layout(const Dims& d) {
+    return module_layout(d, P::linear_layout);
+}
 
+template <class P>
 PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
-    const PackedLayout l = layout(d);
-    pack_linear(l.scores, w.attn_weight, w.attn_bias, packed);
-    pack_linear(l.combine, w.combine_weight, w.combine_bias, packed);
+    const PackedLayout l = layout<P>(d);
+    P::pack_linear(l.scores, w.attn_weight, w.attn_bias, packed);
+    P::pack_linear(l.combine, w.combine_weight, w.combine_bias, packed);
     return l;
 }
 
 // The weighted sum `a` is the only intermediate not written to the caller's buffers.
 std::size_t scratch_size(const Dims& d, std::size_t /*rows*/) { return d.value_size2; }
 
+template <class P>
 void forward(const Dims& d, const PackedLayout& l, const float* packed, const Batch& x, Range samples, float* scratch) {
-    const WeightsView w{.attn_weight = weight(l.scores, packed),
-                        .attn_bias = bias(l.scores, packed),
-                        .combine_weight = weight(l.combine, packed),
-                        .combine_bias = bias(l.combine, packed)};
-    const std::size_t L = d.value_size1;
+    const std::size_t L = d.value_size1, o = d.output_size;
     for (std::size_t b = samples.begin; b < samples.end; ++b)
-        reference_sample<float>(d, w, x.Q + b * d.query_size, x.K + b * x.k_stride, x.V + b * x.v_stride,
-                                x.attn_weights + b * L, scratch, x.output + b * d.output_size);
+        reference_sample_with<float>(
+            d,
+            [&](const float* q, const float* k, float* y) {
+                P::row(l.scores, packed, q, k, {0, L}, y);
+            },
+            [&](const float* q, const float* a, float* y) {
+                P::row(l.combine, packed, q, a, {0, o}, y);
+            },
+            x.Q + b * d.query_size, x.K + b * x.k_stride, x.V + b * x.v_stride, x.attn_weights + b * L, scratch,
+            x.output + b * o);
+}
+
+template <class P, Precision precision>
+constexpr KernelTable make_table() {
+    constexpr const Implementation& row = implementation(Isa::scalar, precision);
+    return {.isa = Isa::scalar,
+            .precision = precision,
+            .id = row.kernel_id,
+            .mr = row.mr,
+            .nr = row.nr,
+            .quant_levels = P::levels,
+            .layout = layout<P>,
+            .pack = pack<P>,
+            .scratch_size = scratch_size,
+            .forward = forward<P>,
+            .linear_layout = P::linear_layout,
+            .pack_linear = P::pack_linear,
+            .linear = linear<P>,
+            .linear_blocked = linear_blocked<P>,
+            .softmax = softmax,
+            .weighted_sum = weighted_sum};
 }
 
 } // namespace
 
 const KernelTable& scalar_kernels() {
-    constexpr const Implementation& row = implementation(Isa::scalar);
-    static constexpr KernelTable table{.isa = Isa::scalar,
-                                       .id = row.kernel_id,
-                                       .mr = row.mr,
-                                       .nr = row.nr,
-                                       .layout = layout,
-                                       .pack = pack,
-                                       .scratch_size = scratch_size,
-                                       .forward = forward,
-                                       .linear_layout = linear_layout,
-                                       .pack_linear = pack_linear,
-                                       .linear = linear,
-                                       .linear_blocked = linear_blocked,
-                                       .softmax = softmax,
-                                       .weighted_sum = weighted_sum};
+    static constexpr KernelTable table = make_table<F32, Precision::f32>();
+    return table;
+}
+
+const KernelTable& scalar_int8_kernels() {
+    static constexpr KernelTable table = make_table<Int8, Precision::int8>();
     return table;
 }
 

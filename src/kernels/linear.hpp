@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "kernels/blocking.hpp"
 #include "kernels/prefetch.hpp"
@@ -32,13 +33,15 @@ std::size_t last_panel_width(std::size_t out) {
 }
 
 template <class Arch>
-LinearLayout linear_layout(std::size_t out, std::size_t in) {
+LinearLayout linear_layout(std::size_t out, std::size_t n1, std::size_t n2) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
+    const std::size_t in = n1 + n2;
     return {.offset = 0,
             .size = (out - 1) / NR * NR * (in + 1) + last_panel_width<Arch>(out) * (in + 1),
             .out = out,
             .in = in,
-            .panel = NR};
+            .panel = NR,
+            .n1 = n1};
 }
 
 template <class Arch>
@@ -218,6 +221,23 @@ void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows&
         } while (k0 < in);
     }
 }
+
+/// The float32 Linear steps, for the fused forward and the table (kernels/forward.hpp).
+template <class Arch>
+struct F32Linear {
+    static constexpr Precision precision = Precision::f32;
+    static constexpr std::string_view variant = {}; // the ISA's own name
+    static constexpr int levels = 0;
+    static constexpr auto layout = linear_layout<Arch>;
+    static constexpr auto pack = pack_linear<Arch>;
+    static constexpr auto linear = myattn::detail::linear<Arch>;
+    static constexpr auto linear_blocked = myattn::detail::linear_blocked<Arch>;
+    template <std::size_t M, class Prefetch>
+    static void rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
+                     std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+        linear_rows<Arch, M>(packed, out, x, y, ldy, pf, k_begin, k_end);
+    }
+};
 
 } // namespace
 } // namespace myattn::detail

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <xsimd/xsimd.hpp>
 
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -80,6 +80,27 @@ inline void store_upto(float* p, std::size_t n, vfloat<Arch> v) {
         v.store_unaligned(p);
     else
         store_tail<Arch>(p, n, v);
+}
+
+/// Stores the lanes of v, each in [0, 255], as bytes at p (xsimd 8.1 has no narrowing).
+template <class Arch>
+inline void store_bytes(std::uint8_t* p, xsimd::batch<std::int32_t, Arch> v) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
+        return;
+    }
+#endif
+#if defined(__AVX2__)
+    if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) {
+        const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words, words));
+        return;
+    }
+#endif
+    alignas(64) std::int32_t lanes[vfloat<Arch>::size];
+    v.store_aligned(lanes);
+    for (std::size_t i = 0; i < vfloat<Arch>::size; ++i) p[i] = static_cast<std::uint8_t>(lanes[i]);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"
+#include "myattn/precision.hpp"
 
 namespace myattn::detail {
 
@@ -39,12 +40,14 @@ struct Batch {
     float* attn_weights;  // [B, L]
 };
 
-/// One packed Linear y = b + W x, W [out, in]: `size` floats from `offset` in the packed
+/// One packed Linear y = b + W [x1; x2], W [out, in]: `size` floats from `offset` in the packed
 /// buffer, in panels of `panel` output features (a work split cuts it at multiples of `panel`).
+/// x1 is the first n1 of the in inputs: the int8 kernels quantize each part on its own.
 struct LinearLayout {
     std::size_t offset, size;
     std::size_t out, in;
     std::size_t panel;
+    std::size_t n1;
 };
 
 /// The packed weights of the module: the scores' Linear, then the combine's.
@@ -88,12 +91,16 @@ struct WeightedSum {
 
 struct KernelTable {
     Isa isa;
+    Precision precision;
     /// The registry row's kernel ID, e.g. "f32-linear-8x32-avx512".
     std::string_view id;
     /// Register tile of the Linear micro-kernel: MR samples x NR output features (1 x 1 for
     /// scalar). The driver tiles the batch in multiples of MR; tests and benchmarks aim edge
     /// cases at both.
     std::size_t mr, nr;
+    /// int8: the activations' quantization steps (255, or 127 where the kernels need 7 bits:
+    /// kernels/quantize.hpp); 0 at other precisions.
+    int quant_levels;
     /// Where pack puts each Linear of `dims`, and the floats it needs.
     PackedLayout (*layout)(const Dims& dims);
     /// Packs the weights once, at construction, into `packed` (layout(dims).size floats).
@@ -107,8 +114,9 @@ struct KernelTable {
                     Range samples, float* scratch);
 
     // The kernels forward composes, for work split across threads, per-kernel tests and benchmarks.
-    /// Where pack_linear puts a Linear of `out` >= 1 features over `in` inputs (offset 0).
-    LinearLayout (*linear_layout)(std::size_t out, std::size_t in);
+    /// Where pack_linear puts a Linear of `out` >= 1 features over the inputs [x1; x2] of n1 and
+    /// n2 floats (offset 0). Calls give it rows of the same parts (SplitRows with that n1).
+    LinearLayout (*linear_layout)(std::size_t out, std::size_t n1, std::size_t n2);
     /// Packs W [out, in] (PyTorch layout) and b [out] at packed + l.offset.
     void (*pack_linear)(const LinearLayout& l, const float* W, const float* b, float* packed);
     /// y[r * ldy + j] = b[j] + sum_i W[j, i] x_r[i] for r < rows and j in `features` (begin a
@@ -131,8 +139,8 @@ namespace {
 /// The module's two Linears back to back, each where `linear_layout` puts it.
 template <class LinearLayoutOf>
 PackedLayout module_layout(const Dims& d, LinearLayoutOf linear_layout) {
-    LinearLayout scores = linear_layout(d.value_size1, d.query_size + d.key_size);
-    LinearLayout combine = linear_layout(d.output_size, d.query_size + d.value_size2);
+    LinearLayout scores = linear_layout(d.value_size1, d.query_size, d.key_size);
+    LinearLayout combine = linear_layout(d.output_size, d.query_size, d.value_size2);
     combine.offset = scores.offset + scores.size;
     return {scores, combine, combine.offset + combine.size};
 }

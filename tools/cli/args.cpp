@@ -67,6 +67,16 @@ std::optional<Isa> Args::isa() const {
     return isa;
 }
 
+Precision Args::precision() const {
+    const auto v = get("precision");
+    if (!v) return Precision::f32;
+    try {
+        return parse_precision(*v);
+    } catch (const ArgumentError& e) {
+        throw UsageError(command_ + ": --precision: " + e.what());
+    }
+}
+
 void with_threads(std::optional<std::size_t> threads, const std::function<void()>& body) {
 #ifdef MYATTN_WITH_TBB
     if (threads) {

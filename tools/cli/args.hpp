@@ -10,6 +10,7 @@
 #include <string>
 
 #include "myattn/isa.hpp"
+#include "myattn/precision.hpp"
 
 namespace myattn::cli {
 
@@ -33,6 +34,8 @@ class Args {
     /// `--isa NAME`, checked against the ISAs this build runs on this machine (UsageError or
     /// IsaError); changes nothing: the caller passes it to MyAttn.
     [[nodiscard]] std::optional<Isa> isa() const;
+    /// `--precision NAME` (UsageError for an unknown name); f32 when not given.
+    [[nodiscard]] Precision precision() const;
 
   private:
     std::string command_;

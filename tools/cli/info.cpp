@@ -11,7 +11,8 @@ int info(std::span<char* const> args) {
     if (opts.help()) {
         std::puts("usage: myattn info [--weights W.safetensors --query-size Q]\n\n"
                   "Prints the CPU features seen, the ISAs compiled in, those this CPU runs,\n"
-                  "and the active ISA with the reason for the choice (MYATTN_ISA forces one) and its kernel ID.\n"
+                  "and the active ISA with the reason for the choice (MYATTN_ISA forces one) and, for each\n"
+                  "precision (myattn run --precision), the kernel ID it runs on this CPU.\n"
                   "With --weights (and the query size, which the weights do not carry): the module's sizes and\n"
                   "how forward runs its batches on this CPU (fused, or layered with its MC, NC and KC).");
         return 0;
@@ -29,6 +30,11 @@ int info(std::span<char* const> args) {
     const Isa active = active_isa();
     std::printf("active isa:    %s (%s)\n", std::string(isa_name(active)).c_str(), active_isa_reason().c_str());
     std::printf("kernels:       %s\n", std::string(kernel_id(active)).c_str());
+    for (Precision p : precisions()) {
+        const auto id = kernel_id(active, p);
+        std::printf("  %-12s %s\n", (std::string(precision_name(p)) + ":").c_str(),
+                    id ? std::string(*id).c_str() : "(no kernels in this build)");
+    }
     if (weights) {
         const MyAttn attn(Parameters::load(*weights, *query_size), active);
         std::printf("module:        %s\n", attn.dims().to_string().c_str());

@@ -19,10 +19,10 @@ const safetensors::Tensor& input(const safetensors::TensorMap& map, const std::s
 } // namespace
 
 int run(std::span<char* const> args) {
-    const Args opts("run", args, {"weights", "inputs", "output", "isa", "threads", "prefix"});
+    const Args opts("run", args, {"weights", "inputs", "output", "isa", "precision", "threads", "prefix"});
     if (opts.help()) {
         std::printf("usage: myattn run --weights W.safetensors --inputs I.safetensors --output O.safetensors\n"
-                    "                  [--isa %s] [--threads N] [--prefix P]\n\n",
+                    "                  [--isa %s] [--precision f32|int8|bf16] [--threads N] [--prefix P]\n\n",
                     to_string(compiled_isas(), "|").c_str());
         std::puts("W holds the PyTorch state_dict tensors attn.weight [L, q+k], attn.bias [L],\n"
                   "attn_combine.weight [o, q+d], attn_combine.bias [o] (F32, F64, F16 or BF16),\n"
@@ -31,12 +31,16 @@ int run(std::span<char* const> args) {
                   "I holds Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d],\n"
                   "or the module's own layout Q [1, B, q], K [1, B, k] or [1, 1, k], V [1, L, d].\n"
                   "O receives output [B, 1, o] (or [1, B, o]) and attn_weights [B, L] as F32; it is\n"
-                  "written to a temporary file and renamed, so an error never leaves a partial file.");
+                  "written to a temporary file and renamed, so an error never leaves a partial file.\n"
+                  "--precision: how the Linears compute (f32, the default; int8: dynamically quantized;\n"
+                  "bf16: bfloat16 weights); inputs and outputs are F32 either way. `myattn info` lists\n"
+                  "the kernels of each precision on this CPU; docs/accuracy.md what each costs.");
         return 0;
     }
     const std::string weights_file = opts.require("weights"), inputs_file = opts.require("inputs"),
                       output_file = opts.require("output");
     const auto forced = opts.isa();
+    const Precision precision = opts.precision();
     const auto threads = opts.count("threads");
 
     const safetensors::TensorMap inputs = safetensors::read(inputs_file);
@@ -51,15 +55,16 @@ int run(std::span<char* const> args) {
     const bool states_q =
         safetensors::read_contents(weights_file).metadata.contains(Parameters::metadata_key(prefix, "query_size"));
     const auto q = states_q ? std::nullopt : std::optional<std::size_t>(Q.shape[2]);
-    const MyAttn attn(Parameters::load(weights_file, q, prefix), forced ? *forced : active_isa());
+    const MyAttn attn(Parameters::load(weights_file, q, prefix), forced ? *forced : active_isa(), precision);
 
     ForwardResult r;
     with_threads(threads, [&] { r = attn.forward(Q.view(), K.view(), V.view()); });
     const safetensors::NamedTensor out[] = {{"output", {r.output.data(), r.output_shape}},
                                             {"attn_weights", {r.attn_weights.data(), r.attn_weights_shape}}};
     safetensors::write(output_file, out);
-    std::printf("%s: output %s, attn_weights %s (isa %s)\n", output_file.c_str(), r.output_shape.to_string().c_str(),
-                r.attn_weights_shape.to_string().c_str(), std::string(isa_name(attn.isa())).c_str());
+    std::printf("%s: output %s, attn_weights %s (isa %s, %s)\n", output_file.c_str(),
+                r.output_shape.to_string().c_str(), r.attn_weights_shape.to_string().c_str(),
+                std::string(isa_name(attn.isa())).c_str(), std::string(attn.kernel_id()).c_str());
     return 0;
 }
 

@@ -1,0 +1,332 @@
+// The int8 Linear over split rows, y = W [x1; x2] + b, written once for every ISA: the scheme of
+// kernels/quantize.hpp, the same bits as the scalar int8 reference (reference.hpp).
+//
+// Each ISA's file supplies `Dot`, the one raw-intrinsic step: acc += the sums of four products
+// of unsigned activation bytes (one 4-byte group, broadcast) and signed weight bytes (a 4-byte
+// group per lane): vpdpbusd with VNNI; vpmaddubsw + vpmaddwd without (7-bit activations: see
+// quantize.hpp); sdot on Arm, which takes signed bytes on both sides, so it sees q - 128 and
+// the zero point moves by the same `offset`.
+//
+// Packed, per panel of NR output features: NR weight scales, NR biases, NR int32 sums of each
+// feature's weights over x1's inputs and NR over x2's, then x1's inputs in groups of four (NR
+// features x 4 bytes: a vector load gives each lane its feature's group), zero-padded to a
+// whole group, then x2's the same way. Each part of a row is quantized on its own and summed
+// whole, so a call runs x1, x2 or both, never a slice of one: the int32 sums cannot continue
+// through the float y, and the parts need no KC slicing (a row of 4096 inputs is 4 KiB).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "kernels/blocking.hpp"
+#include "kernels/prefetch.hpp"
+#include "kernels/quantize.hpp"
+#include "kernels/simd.hpp"
+#include "kernels/table.hpp"
+#include "thread_bytes.hpp"
+
+namespace myattn::detail {
+namespace {
+
+template <class Arch>
+using vint = xsimd::batch<std::int32_t, Arch>;
+
+/// Where a Linear's parts lie in each of its packed panels.
+struct Int8Panel {
+    std::size_t nr;     // features per panel
+    std::size_t g1, g2; // 4-byte groups of x1's and of x2's inputs
+    /// 32-bit words per panel: scales, biases, two sums, then the groups.
+    [[nodiscard]] std::size_t words() const { return nr * (4 + g1 + g2); }
+    static Int8Panel of(std::size_t nr, std::size_t n1, std::size_t n2) {
+        return {nr, round_up_group(n1) / int8_group, round_up_group(n2) / int8_group};
+    }
+};
+
+template <class Arch>
+LinearLayout int8_linear_layout(std::size_t out, std::size_t n1, std::size_t n2) {
+    constexpr std::size_t NR = Blocking<Arch>::NR;
+    const std::size_t panels = (out + NR - 1) / NR;
+    return {.offset = 0,
+            .size = panels * Int8Panel::of(NR, n1, n2).words(),
+            .out = out,
+            .in = n1 + n2,
+            .panel = NR,
+            .n1 = n1};
+}
+
+template <class Arch>
+void int8_pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
+    constexpr std::size_t NR = Blocking<Arch>::NR;
+    const std::size_t in = l.in, n1 = l.n1;
+    const Int8Panel pl = Int8Panel::of(NR, n1, in - n1);
+    float* panel = packed + l.offset;
+    for (std::size_t j0 = 0; j0 < l.out; j0 += NR, panel += pl.words()) {
+        auto* sums = reinterpret_cast<std::int32_t*>(panel + 2 * NR);
+        auto* groups = reinterpret_cast<std::int8_t*>(panel + 4 * NR);
+        std::memset(groups, 0, (pl.g1 + pl.g2) * NR * int8_group);
+        for (std::size_t c = 0; c < NR; ++c) {
+            const std::size_t j = j0 + c;
+            const bool real = j < l.out;
+            const float* row = W + j * in;
+            const float scale = real ? weight_scale(row, in) : 1.0f;
+            panel[c] = scale;
+            panel[NR + c] = real ? b[j] : 0.0f;
+            sums[c] = sums[NR + c] = 0;
+            for (std::size_t i = 0; real && i < in; ++i) {
+                const std::int8_t w = quantize_weight(row[i], scale);
+                const bool first = i < n1;
+                const std::size_t k = first ? i : i - n1, g = (first ? 0 : pl.g1) + k / int8_group;
+                groups[(g * NR + c) * int8_group + k % int8_group] = w;
+                sums[(first ? 0 : NR) + c] += w;
+            }
+        }
+    }
+}
+
+/// acc[m][c] += the dot products of `groups` 4-byte groups: row m's bytes at q + m * ldq, and
+/// vector c's weights (P panels of PV vectors, panel_stride words apart) from w on.
+template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
+inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w, std::size_t panel_stride,
+                            const std::uint8_t* q, std::size_t ldq, std::size_t groups, Prefetch& pf) {
+    constexpr std::size_t lanes = Blocking<Arch>::lanes, NR = Blocking<Arch>::NR, V = P * PV;
+    for (std::size_t g = 0; g < groups; ++g, w += NR) {
+        pf.template step<Blocking<Arch>::prefetch_lines>();
+        vint<Arch> wv[V];
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < V; ++c)
+            wv[c] = vint<Arch>::load_unaligned(w + c / PV * panel_stride + c % PV * lanes);
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m) {
+            std::int32_t bytes;
+            std::memcpy(&bytes, q + m * ldq + g * int8_group, sizeof bytes);
+            const vint<Arch> a(bytes);
+#pragma GCC unroll 16
+            for (std::size_t c = 0; c < V; ++c) acc[m][c] = Dot::dot(acc[m][c], a, wv[c]);
+        }
+    }
+}
+
+/// M quantized rows: row m's parts at q + m * ld (x1's groups, then x2's), and their scales and
+/// zero points.
+struct QuantizedRows {
+    const std::uint8_t* q;
+    std::size_t ld;
+    const RowQuant* r1;
+    const RowQuant* r2;
+};
+
+/// quantize_row (kernels/quantize.hpp) a vector at a time: the same scale, zero point and bytes.
+template <class Arch>
+RowQuant quantize_row_simd(const float* x, std::size_t n, int levels, std::uint8_t* q) {
+    using V = vfloat<Arch>;
+    constexpr std::size_t lanes = V::size;
+    const std::size_t body = n / lanes * lanes;
+    V lo(0.0f), hi(0.0f), poison(0.0f);
+    for (std::size_t i = 0; i < body; i += lanes) {
+        const V v = V::load_unaligned(x + i);
+        // Where a lane is NaN these may keep it or not: the poison then discards the range.
+        lo = xsimd::min(lo, v);
+        hi = xsimd::max(hi, v);
+        poison += v * V(0.0f);
+    }
+    alignas(64) float l[lanes], h[lanes], p[lanes];
+    lo.store_aligned(l);
+    hi.store_aligned(h);
+    poison.store_aligned(p);
+    RowRange r;
+    for (std::size_t k = 0; k < lanes; ++k) {
+        r.lo = l[k] < r.lo ? l[k] : r.lo;
+        r.hi = h[k] > r.hi ? h[k] : r.hi;
+        r.poison += p[k];
+    }
+    for (std::size_t i = body; i < n; ++i) r.add(x[i]);
+    const RowQuant rq = row_quant(r, levels);
+    if (rq.scale != rq.scale) {
+        for (std::size_t i = 0; i < round_up_group(n); ++i) q[i] = 0;
+        return rq;
+    }
+    const V inv(1.0f / rq.scale), zp(static_cast<float>(rq.zero_point)), top(static_cast<float>(levels)), zero(0.0f);
+    for (std::size_t i = 0; i < body; i += lanes) {
+        const V v = xsimd::nearbyint(V::load_unaligned(x + i) * inv) + zp;
+        store_bytes<Arch>(q + i, xsimd::batch_cast<std::int32_t>(xsimd::min(xsimd::max(v, zero), top)));
+    }
+    for (std::size_t i = body; i < n; ++i) q[i] = quantize_value(x[i], rq, levels);
+    for (std::size_t i = n; i < round_up_group(n); ++i) q[i] = static_cast<std::uint8_t>(rq.zero_point);
+    return rq;
+}
+
+/// Quantizes rows [0, rows) of x, the parts asked for, into this thread's scratch.
+template <class Arch, class Dot>
+QuantizedRows quantize_rows(const SplitRows& x, std::size_t rows, bool first, bool second) {
+    const std::size_t b1 = round_up_group(x.n1), ld = b1 + round_up_group(x.n2);
+    std::uint8_t* bytes = thread_bytes(rows * ld + 2 * rows * sizeof(RowQuant) + alignof(RowQuant));
+    auto* r1 = reinterpret_cast<RowQuant*>(bytes +
+                                           (rows * ld + alignof(RowQuant) - 1) / alignof(RowQuant) * alignof(RowQuant));
+    RowQuant* r2 = r1 + rows;
+    for (std::size_t m = 0; m < rows; ++m) {
+        if (first) r1[m] = quantize_row_simd<Arch>(x.x1 + m * x.ld1, x.n1, Dot::levels, bytes + m * ld);
+        if (second) r2[m] = quantize_row_simd<Arch>(x.x2 + m * x.ld2, x.n2, Dot::levels, bytes + m * ld + b1);
+    }
+    return {bytes, ld, r1, r2};
+}
+
+/// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result is
+/// stored as it is if the second does not run; the second continues from y's (or from the
+/// first's, kept in registers) and adds the bias.
+template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
+void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, bool first, bool second, float* y,
+               std::size_t ldy, std::size_t cols, Prefetch& pf) {
+    constexpr std::size_t lanes = Blocking<Arch>::lanes, NR = Blocking<Arch>::NR, V = P * PV;
+    const std::size_t stride = pl.words();
+    const auto* words = reinterpret_cast<const std::int32_t*>(panel);
+    auto column = [&](std::size_t c) { return c / PV * stride + c % PV * lanes; };
+    vfloat<Arch> part[M][V];
+    // One part's int32 sums, zero-point corrected and dequantized: y = f(float(sum), scale).
+    auto run = [&](std::size_t which, const std::uint8_t* q, std::size_t groups, const RowQuant* r, auto&& f) {
+        vint<Arch> acc[M][V];
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 16
+            for (std::size_t c = 0; c < V; ++c) acc[m][c] = vint<Arch>(0);
+        int8_accumulate<Arch, Dot, M, P, PV>(acc, words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR), stride, q, x.ld,
+                                             groups, pf);
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < V; ++c) {
+            const vint<Arch> sums = vint<Arch>::load_unaligned(words + (2 + which) * NR + column(c));
+            const vfloat<Arch> ws = vfloat<Arch>::load_unaligned(panel + column(c));
+#pragma GCC unroll 16
+            for (std::size_t m = 0; m < M; ++m) {
+                const vint<Arch> corrected = acc[m][c] - vint<Arch>(r[m].zero_point - Dot::offset) * sums;
+                f(m, c, xsimd::to_float(corrected), ws * vfloat<Arch>(r[m].scale));
+            }
+        }
+    };
+    if (first)
+        run(0, x.q, pl.g1, x.r1,
+            [&](std::size_t m, std::size_t c, vfloat<Arch> s, vfloat<Arch> scale) { part[m][c] = s * scale; });
+    else
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 16
+            for (std::size_t c = 0; c < V; ++c)
+                part[m][c] = load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
+    if (second)
+        run(1, x.q + pl.g1 * int8_group, pl.g2, x.r2,
+            [&](std::size_t m, std::size_t c, vfloat<Arch> s, vfloat<Arch> scale) {
+                part[m][c] = fmadd<Arch>(s, scale, part[m][c]) + vfloat<Arch>::load_unaligned(panel + NR + column(c));
+            });
+#pragma GCC unroll 16
+    for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 16
+        for (std::size_t c = 0; c < V; ++c)
+            if (cols > c * lanes) store_upto<Arch>(y + m * ldy + c * lanes, cols - c * lanes, part[m][c]);
+}
+
+/// Panels [p, np) for M quantized rows, P at a time, then the remainder with fewer.
+template <class Arch, class Dot, std::size_t M, std::size_t P, class Prefetch>
+void int8_panels(const float* packed, const Int8Panel& pl, std::size_t p, std::size_t np, std::size_t out,
+                 const QuantizedRows& x, bool first, bool second, float* y, std::size_t ldy, Prefetch& pf) {
+    using B = Blocking<Arch>;
+    for (; p + P <= np; p += P)
+        int8_tile<Arch, Dot, M, P, B::nr_vectors>(packed + p * pl.words(), pl, x, first, second, y + p * B::NR, ldy,
+                                                  out - p * B::NR, pf);
+    if constexpr (P > 1)
+        if (p < np) int8_panels<Arch, Dot, M, P - 1>(packed, pl, p, np, out, x, first, second, y, ldy, pf);
+}
+
+/// Which parts a range of inputs [k_begin, k_end) covers, k_begin 0 or n1 and k_end n1 or past
+/// the end: x1, x2, or both. Only a range from 0 may be empty, so that with no inputs y is the bias.
+struct Parts {
+    bool first, second;
+    static Parts of(const SplitRows& x, std::size_t k_begin, std::size_t k_end) {
+        const std::size_t in = x.n1 + x.n2;
+        if (k_end > in) k_end = in;
+        if (k_begin != 0 && k_begin >= k_end) return {false, false};
+        return {k_begin == 0, k_end == in};
+    }
+};
+
+/// y for M rows over the parts [k_begin, k_end) covers (both by default), panels [p0, p1).
+template <class Arch, class Dot, std::size_t M, class Prefetch>
+void int8_block(const float* packed, std::size_t out, const SplitRows& x, const QuantizedRows& qx, Parts parts,
+                float* y, std::size_t ldy, Prefetch& pf, std::size_t p0, std::size_t p1) {
+    using B = Blocking<Arch>;
+    const Int8Panel pl = Int8Panel::of(B::NR, x.n1, x.n2);
+    int8_panels<Arch, Dot, M, B::panels(M)>(packed, pl, p0, p1, out, qx, parts.first, parts.second, y, ldy, pf);
+}
+
+/// The fused forward's Linear step: M rows, every panel, the parts [k_begin, k_end) covers
+/// (k_begin 0 or x.n1; k_end x.n1 or the end).
+template <class Arch, class Dot, std::size_t M, class Prefetch>
+void int8_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
+               std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+    const Parts parts = Parts::of(x, k_begin, k_end);
+    if (!parts.first && !parts.second) return;
+    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, M, parts.first, parts.second);
+    const std::size_t panels = (out + Blocking<Arch>::NR - 1) / Blocking<Arch>::NR;
+    int8_block<Arch, Dot, M>(packed, out, x, qx, parts, y, ldy, pf, 0, panels);
+}
+
+/// Output features [f.begin, f.end) of l (whole panels from f.begin), both parts.
+template <class Arch, class Dot>
+void int8_linear(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f, float* y,
+                 std::size_t ldy) {
+    using B = Blocking<Arch>;
+    const Int8Panel pl = Int8Panel::of(B::NR, x.n1, x.n2);
+    packed += l.offset + f.begin / B::NR * pl.words();
+    y += f.begin;
+    const std::size_t out = f.end - f.begin, panels = (out + B::NR - 1) / B::NR;
+    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows, true, true);
+    for (std::size_t r = 0; r < rows; r += B::MR)
+        with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+            NoPrefetch none;
+            const QuantizedRows at{qx.q + r * qx.ld, qx.ld, qx.r1 + r, qx.r2 + r};
+            int8_block<Arch, Dot, M>(packed, out, x, at, {true, true}, y + r * ldy, ldy, none, 0, panels);
+        });
+}
+
+/// The same outputs with the weights in blocks of b.nc features outermost, every group of rows
+/// passing over a block while L2 holds it. b.kc does not apply: each part is summed whole.
+template <class Arch, class Dot>
+void int8_linear_blocked(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f,
+                         const LinearBlocking& b, float* y, std::size_t ldy) {
+    using B = Blocking<Arch>;
+    const Int8Panel pl = Int8Panel::of(B::NR, x.n1, x.n2);
+    packed += l.offset + f.begin / B::NR * pl.words();
+    y += f.begin;
+    const std::size_t out = f.end - f.begin, panels = (out + B::NR - 1) / B::NR;
+    const std::size_t nc_panels = b.nc >= B::NR ? b.nc / B::NR : 1;
+    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows, true, true);
+    for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
+        const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;
+        for (std::size_t r = 0; r < rows; r += B::MR)
+            with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+                NoPrefetch none;
+                const QuantizedRows at{qx.q + r * qx.ld, qx.ld, qx.r1 + r, qx.r2 + r};
+                int8_block<Arch, Dot, M>(packed, out, x, at, {true, true}, y + r * ldy, ldy, none, p0, p1);
+            });
+    }
+}
+
+/// The int8 Linear steps, for the fused forward and the table (kernels/forward.hpp).
+template <class Arch, class Dot>
+struct Int8Linear {
+    static constexpr Precision precision = Precision::int8;
+    static constexpr std::string_view variant = Dot::variant;
+    static constexpr int levels = Dot::levels;
+    static constexpr auto layout = int8_linear_layout<Arch>;
+    static constexpr auto pack = int8_pack_linear<Arch>;
+    static constexpr auto linear = int8_linear<Arch, Dot>;
+    static constexpr auto linear_blocked = int8_linear_blocked<Arch, Dot>;
+    template <std::size_t M, class Prefetch>
+    static void rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
+                     std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+        int8_rows<Arch, Dot, M>(packed, out, x, y, ldy, pf, k_begin, k_end);
+    }
+};
+
+} // namespace
+} // namespace myattn::detail
