@@ -124,24 +124,33 @@ RowQuant quantize_row_simd(const float* x, std::size_t n, int levels, std::uint8
     using V = vfloat<Arch>;
     constexpr std::size_t lanes = V::size;
     const std::size_t body = n / lanes * lanes;
-    V lo(0.0f), hi(0.0f), poison(0.0f);
-    for (std::size_t i = 0; i < body; i += lanes) {
-        const V v = V::load_unaligned(x + i);
+    // Two sets of running bounds: half the latency of one chain per vector.
+    V lo(0.0f), hi(0.0f), poison(0.0f), lo2(0.0f), hi2(0.0f), poison2(0.0f);
+    std::size_t pair = 0;
+    for (; pair + 2 * lanes <= body; pair += 2 * lanes) {
+        const V v = V::load_unaligned(x + pair), w = V::load_unaligned(x + pair + lanes);
         // Where a lane is NaN these may keep it or not: the poison then discards the range.
         lo = xsimd::min(lo, v);
         hi = xsimd::max(hi, v);
         poison += v * V(0.0f);
+        lo2 = xsimd::min(lo2, w);
+        hi2 = xsimd::max(hi2, w);
+        poison2 += w * V(0.0f);
     }
-    alignas(64) float l[lanes], h[lanes], p[lanes];
-    lo.store_aligned(l);
-    hi.store_aligned(h);
-    poison.store_aligned(p);
-    RowRange r;
-    for (std::size_t k = 0; k < lanes; ++k) {
-        r.lo = l[k] < r.lo ? l[k] : r.lo;
-        r.hi = h[k] > r.hi ? h[k] : r.hi;
-        r.poison += p[k];
+    if (pair < body) {
+        const V v = V::load_unaligned(x + pair);
+        lo = xsimd::min(lo, v);
+        hi = xsimd::max(hi, v);
+        poison += v * V(0.0f);
     }
+    lo = xsimd::min(lo, lo2);
+    hi = xsimd::max(hi, hi2);
+    poison += poison2;
+    // Every lane the range's bound (NaN aside, which the poison covers), then lane 0 of each.
+    alignas(64) float l[lanes], h[lanes];
+    (-all_lanes_max<Arch>(-lo)).store_aligned(l);
+    all_lanes_max<Arch>(hi).store_aligned(h);
+    RowRange r{.lo = l[0], .hi = h[0], .poison = xsimd::hadd(poison)};
     for (std::size_t i = body; i < n; ++i) r.add(x[i]);
     const RowQuant rq = row_quant(r, levels);
     if (rq.scale != rq.scale) {
@@ -173,9 +182,9 @@ QuantizedRows quantize_rows(const SplitRows& x, std::size_t rows, bool first, bo
     return {bytes, ld, r1, r2};
 }
 
-/// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result is
-/// stored as it is if the second does not run; the second continues from y's (or from the
-/// first's, kept in registers) and adds the bias.
+/// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result goes
+/// to y as it is; the second continues from y's and adds the bias. (Keeping the first in
+/// registers would hold twice the accumulators across the second's loop: spills.)
 template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
 void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, bool first, bool second, float* y,
                std::size_t ldy, std::size_t cols, Prefetch& pf) {
@@ -183,8 +192,7 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
     const std::size_t stride = pl.words();
     const auto* words = reinterpret_cast<const std::int32_t*>(panel);
     auto column = [&](std::size_t c) { return c / PV * stride + c % PV * lanes; };
-    vfloat<Arch> part[M][V];
-    // One part's int32 sums, zero-point corrected and dequantized: y = f(float(sum), scale).
+    // One part's int32 sums, zero-point corrected and dequantized: y = f(y, float(sum) * scale).
     auto run = [&](std::size_t which, const std::uint8_t* q, std::size_t groups, const RowQuant* r, auto&& f) {
         vint<Arch> acc[M][V];
 #pragma GCC unroll 16
@@ -195,34 +203,27 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
                                              groups, pf);
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c) {
+            if (cols <= c * lanes) continue;
+            const std::size_t n = cols - c * lanes;
             const vint<Arch> sums = vint<Arch>::load_unaligned(words + (2 + which) * NR + column(c));
             const vfloat<Arch> ws = vfloat<Arch>::load_unaligned(panel + column(c));
 #pragma GCC unroll 16
             for (std::size_t m = 0; m < M; ++m) {
                 const vint<Arch> corrected = acc[m][c] - vint<Arch>(r[m].zero_point - Dot::offset) * sums;
-                f(m, c, xsimd::to_float(corrected), ws * vfloat<Arch>(r[m].scale));
+                float* out = y + m * ldy + c * lanes;
+                store_upto<Arch>(out, n, f(c, out, n, xsimd::to_float(corrected), ws * vfloat<Arch>(r[m].scale)));
             }
         }
     };
     if (first)
         run(0, x.q, pl.g1, x.r1,
-            [&](std::size_t m, std::size_t c, vfloat<Arch> s, vfloat<Arch> scale) { part[m][c] = s * scale; });
-    else
-#pragma GCC unroll 16
-        for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 16
-            for (std::size_t c = 0; c < V; ++c)
-                part[m][c] = load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
+            [](std::size_t, const float*, std::size_t, vfloat<Arch> s, vfloat<Arch> scale) { return s * scale; });
     if (second)
         run(1, x.q + pl.g1 * int8_group, pl.g2, x.r2,
-            [&](std::size_t m, std::size_t c, vfloat<Arch> s, vfloat<Arch> scale) {
-                part[m][c] = fmadd<Arch>(s, scale, part[m][c]) + vfloat<Arch>::load_unaligned(panel + NR + column(c));
+            [&](std::size_t c, const float* out, std::size_t n, vfloat<Arch> s, vfloat<Arch> scale) {
+                const vfloat<Arch> bias = vfloat<Arch>::load_unaligned(panel + NR + column(c));
+                return fmadd<Arch>(s, scale, load_upto<Arch>(out, n)) + bias;
             });
-#pragma GCC unroll 16
-    for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c)
-            if (cols > c * lanes) store_upto<Arch>(y + m * ldy + c * lanes, cols - c * lanes, part[m][c]);
 }
 
 /// Panels [p, np) for M quantized rows, P at a time, then the remainder with fewer.

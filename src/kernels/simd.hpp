@@ -42,7 +42,7 @@ struct RotateLanes {
 /// Every lane = the largest lane of v, in log2(lanes) rotate-and-max steps (lanes disagree only
 /// where v holds a NaN).
 template <class Arch, unsigned Step = vfloat<Arch>::size / 2>
-inline vfloat<Arch> all_lanes_max(vfloat<Arch> v) {
+[[gnu::always_inline]] inline vfloat<Arch> all_lanes_max(vfloat<Arch> v) {
     using index = xsimd::batch<std::uint32_t, Arch>;
     v = xsimd::max(v, xsimd::swizzle(v, xsimd::make_batch_constant<index, RotateLanes<Step>>()));
     if constexpr (Step > 1)
