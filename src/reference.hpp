@@ -12,6 +12,7 @@
 #include "kernels/quantize.hpp"
 #include "kernels/table.hpp"
 #include "myattn/parameters.hpp"
+#include "value_types.hpp"
 
 namespace myattn::detail {
 
@@ -44,19 +45,19 @@ void reference_softmax(Acc* s, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) s[i] /= sum;
 }
 
-/// a[j] = sum_l w[l] * V[l, j], for j < d; V's rows are ldv floats apart.
-template <class Acc>
-void reference_weighted_sum(const Acc* w, const float* V, std::size_t L, std::size_t d, std::size_t ldv, Acc* a) {
+/// a[j] = sum_l w[l] * V[l, j], for j < d; V's rows are ldv values (float or bfloat16) apart.
+template <class Acc, class VT>
+void reference_weighted_sum(const Acc* w, const VT* V, std::size_t L, std::size_t d, std::size_t ldv, Acc* a) {
     for (std::size_t j = 0; j < d; ++j) a[j] = 0;
     for (std::size_t l = 0; l < L; ++l)
-        for (std::size_t j = 0; j < d; ++j) a[j] += w[l] * Acc(V[l * ldv + j]);
+        for (std::size_t j = 0; j < d; ++j) a[j] += w[l] * Acc(value_of(V[l * ldv + j]));
 }
 
 /// One sample through the module, its Linears given: scores(q, k, weights) and
 /// combine(q, a, output). q [q], k [k], v [L, d] -> weights [L], output [o]; `a` is scratch of d.
-template <class Acc, class Scores, class Combine>
+template <class Acc, class Scores, class Combine, class VT>
 void reference_sample_with(const Dims& dims, const Scores& scores, const Combine& combine, const float* q,
-                           const float* k, const float* v, Acc* weights, Acc* a, Acc* output) {
+                           const float* k, const VT* v, Acc* weights, Acc* a, Acc* output) {
     const std::size_t L = dims.value_size1, d = dims.value_size2;
     scores(q, k, weights);
     reference_softmax(weights, L);
@@ -64,9 +65,9 @@ void reference_sample_with(const Dims& dims, const Scores& scores, const Combine
     combine(q, static_cast<const Acc*>(a), output);
 }
 
-/// One sample with float32 weights, summed in Acc.
-template <class Acc>
-void reference_sample(const Dims& dims, const WeightsView& w, const float* q, const float* k, const float* v,
+/// One sample with float32 weights, summed in Acc; V float or bf16.
+template <class Acc, class VT>
+void reference_sample(const Dims& dims, const WeightsView& w, const float* q, const float* k, const VT* v,
                       Acc* weights, Acc* a, Acc* output) {
     const std::size_t Q = dims.query_size;
     reference_sample_with<Acc>(

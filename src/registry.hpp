@@ -63,6 +63,10 @@ const KernelTable& avx2_int8_kernels();
 const KernelTable& neon_kernels();
 const KernelTable& scalar_kernels();
 const KernelTable& scalar_int8_kernels();
+const KernelTable& avx512_bf16_kernels();
+const KernelTable& avx2_bf16_kernels();
+const KernelTable& neon_bf16_kernels();
+const KernelTable& scalar_bf16_kernels();
 
 namespace {
 
@@ -129,6 +133,33 @@ constexpr Implementation implementations[] = {
 #else
      .kernels = nullptr},
 #endif
+    // bf16: the float kernels over bf16 weights, converted on load (kernels/bf16.hpp; why not
+    // the native bf16 dot product: docs/tuning.md).
+    {.isa = Isa::avx512, .name = "avx512", .precision = Precision::bf16, .variant = "avx512",
+     .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
+               &CpuFeatures::fma},
+     .registers = 32, .mr = 8, .nr = 32, .kernel_id = "bf16-linear-8x32-avx512",
+#ifdef MYATTN_HAVE_AVX512
+     .kernels = avx512_bf16_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    {.isa = Isa::avx2, .name = "avx2", .precision = Precision::bf16, .variant = "avx2",
+     .needs = {&CpuFeatures::avx2, &CpuFeatures::fma},
+     .registers = 16, .mr = 6, .nr = 16, .kernel_id = "bf16-linear-6x16-avx2",
+#ifdef MYATTN_HAVE_AVX2
+     .kernels = avx2_bf16_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    {.isa = Isa::neon, .name = "neon", .precision = Precision::bf16, .variant = "neon",
+     .needs = {&CpuFeatures::neon},
+     .registers = 32, .mr = 8, .nr = 8, .kernel_id = "bf16-linear-8x8-neon",
+#ifdef MYATTN_HAVE_NEON
+     .kernels = neon_bf16_kernels},
+#else
+     .kernels = nullptr},
+#endif
     // The plain-loop reference in float, over unpacked weights: always compiled, runs anywhere.
     {.isa = Isa::scalar, .name = "scalar", .precision = Precision::f32, .variant = "scalar",
      .needs = {},
@@ -139,6 +170,11 @@ constexpr Implementation implementations[] = {
      .needs = {},
      .registers = 0, .mr = 1, .nr = 1, .kernel_id = "i8-linear-1x1-scalar",
      .kernels = scalar_int8_kernels},
+    // The bf16 reference: the float loops over the weights rounded to bf16.
+    {.isa = Isa::scalar, .name = "scalar", .precision = Precision::bf16, .variant = "scalar",
+     .needs = {},
+     .registers = 0, .mr = 1, .nr = 1, .kernel_id = "bf16-linear-1x1-scalar",
+     .kernels = scalar_bf16_kernels},
 };
 // clang-format on
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "myattn/attention.hpp"
+#include "myattn/bfloat16.hpp"
 #include "myattn/errors.hpp"
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "myattn/bfloat16.hpp"
+
 namespace myattn::safetensors::detail {
 
 [[nodiscard]] inline float half_to_float(std::uint16_t h) noexcept {
@@ -50,17 +52,9 @@ namespace myattn::safetensors::detail {
     return static_cast<std::uint16_t>(sign | shift_right_round_even(significand, shift));
 }
 
-[[nodiscard]] inline float bf16_to_float(std::uint16_t b) noexcept {
-    return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
-}
+[[nodiscard]] inline float bf16_to_float(std::uint16_t b) noexcept { return to_float(bfloat16{b}); }
 
-[[nodiscard]] inline std::uint16_t float_to_bf16(float f) noexcept {
-    const std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
-    if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u); // quiet NaN
-    // bfloat16 is the top half of a float, so rounding the bit pattern rounds the value; a carry
-    // into the exponent is the right answer, up to infinity.
-    return static_cast<std::uint16_t>(shift_right_round_even(bits, 16));
-}
+[[nodiscard]] inline std::uint16_t float_to_bf16(float f) noexcept { return to_bfloat16(f).bits; }
 
 [[nodiscard]] inline double float_to_double(float f) noexcept { return f; }
 

@@ -1,6 +1,7 @@
 // The avx2 kernels: kernels/ instantiated for AVX2 with FMA3 (xsimd's plain `avx2` arch would
-// multiply then add), at float32 and at int8 without AVX-VNNI (avx2vnni.cpp has the kernels
-// with it). Built with -mavx2 -mfma only; exports nothing but the accessors.
+// multiply then add), at float32, at int8 without AVX-VNNI (avx2vnni.cpp has the kernels with
+// it) and at bf16 (the float kernels over bf16 weights: kernels/bf16.hpp). Built with -mavx2
+// -mfma only; exports nothing but the accessors.
 #include "kernels/forward.hpp"
 
 namespace myattn::detail {
@@ -29,6 +30,11 @@ const KernelTable& avx2_kernels() {
 
 const KernelTable& avx2_int8_kernels() {
     static constexpr KernelTable table = make_table<Arch, Isa::avx2, Int8Linear<Arch, MaddubsDot>>();
+    return table;
+}
+
+const KernelTable& avx2_bf16_kernels() {
+    static constexpr KernelTable table = make_table<Arch, Isa::avx2, F32Linear<Arch, Bf16Weights>>();
     return table;
 }
 

@@ -1,6 +1,7 @@
 // The avx512 kernels: kernels/ instantiated for xsimd::avx512f, all the float kernels need (the
-// registry row still requires BW, DQ and VL, which the build flags enable), at float32 and at
-// int8 without VNNI (avx512vnni.cpp has the kernels with it). Exports nothing but the accessors.
+// registry row still requires BW, DQ and VL, which the build flags enable), at float32, at
+// int8 without VNNI (avx512vnni.cpp has the kernels with it) and at bf16 (the float kernels over
+// bf16 weights: kernels/bf16.hpp). Exports nothing but the accessors.
 #include "kernels/forward.hpp"
 
 namespace myattn::detail {
@@ -29,6 +30,11 @@ const KernelTable& avx512_kernels() {
 
 const KernelTable& avx512_int8_kernels() {
     static constexpr KernelTable table = make_table<Arch, Isa::avx512, Int8Linear<Arch, MaddubsDot>>();
+    return table;
+}
+
+const KernelTable& avx512_bf16_kernels() {
+    static constexpr KernelTable table = make_table<Arch, Isa::avx512, F32Linear<Arch, Bf16Weights>>();
     return table;
 }
 

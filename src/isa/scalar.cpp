@@ -1,6 +1,7 @@
 // The `scalar` ISA: the reference's loops over unpacked weights, at float32 (the baseline that
-// benchmarks compare against and the fallback every CPU runs) and at int8 (the reference every
-// int8 kernel matches bit for bit, with 8-bit activations).
+// benchmarks compare against and the fallback every CPU runs), at int8 (the reference every
+// int8 kernel matches bit for bit, with 8-bit activations) and at bf16 (the float loops over the
+// weights rounded to bf16, kept as floats; V float or bf16).
 #include <algorithm>
 #include <cstdint>
 
@@ -29,6 +30,15 @@ struct F32 {
         const float* W = packed + l.offset;
         reference_linear<float>(W + f.begin * l.in, W + l.out * l.in + f.begin, f.end - f.begin, x1, l.n1, x2,
                                 l.in - l.n1, y);
+    }
+};
+
+// bf16: float32 with the weights rounded to bf16 as they are packed.
+struct Bf16 : F32 {
+    static void pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
+        std::copy_n(b, l.out, std::transform(W, W + l.out * l.in, packed + l.offset, [](float w) {
+                        return to_float(to_bfloat16(w));
+                    }));
     }
 };
 
@@ -90,7 +100,8 @@ void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows&
 
 void softmax(float* row, std::size_t n) { reference_softmax<float>(row, n); }
 
-void weighted_sum(const WeightedSum& op, Range c) {
+template <class VT>
+void weighted_sum(const WeightedSumOf<VT>& op, Range c) {
     for (std::size_t r = 0; r < op.rows; ++r)
         reference_weighted_sum<float>(op.w + r * op.ldw, op.V + r * op.v_stride + c.begin, op.L, c.end - c.begin, op.d,
                                       op.a + r * op.lda + c.begin);
@@ -112,8 +123,9 @@ PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
 // The weighted sum `a` is the only intermediate not written to the caller's buffers.
 std::size_t scratch_size(const Dims& d, std::size_t /*rows*/) { return d.value_size2; }
 
-template <class P>
-void forward(const Dims& d, const PackedLayout& l, const float* packed, const Batch& x, Range samples, float* scratch) {
+template <class P, class VT>
+void forward(const Dims& d, const PackedLayout& l, const float* packed, const BatchOf<VT>& x, Range samples,
+             float* scratch) {
     const std::size_t L = d.value_size1, o = d.output_size;
     for (std::size_t b = samples.begin; b < samples.end; ++b)
         reference_sample_with<float>(
@@ -131,6 +143,7 @@ void forward(const Dims& d, const PackedLayout& l, const float* packed, const Ba
 template <class P, Precision precision>
 constexpr KernelTable make_table() {
     constexpr const Implementation& row = implementation(Isa::scalar, precision);
+    constexpr bool bf16 = precision == Precision::bf16;
     return {.isa = Isa::scalar,
             .precision = precision,
             .id = row.kernel_id,
@@ -140,13 +153,15 @@ constexpr KernelTable make_table() {
             .layout = layout<P>,
             .pack = pack<P>,
             .scratch_size = scratch_size,
-            .forward = forward<P>,
+            .forward = forward<P, float>,
+            .forward_bf16v = bf16 ? forward<P, bfloat16> : nullptr,
             .linear_layout = P::linear_layout,
             .pack_linear = P::pack_linear,
             .linear = linear<P>,
             .linear_blocked = linear_blocked<P>,
             .softmax = softmax,
-            .weighted_sum = weighted_sum};
+            .weighted_sum = weighted_sum<float>,
+            .weighted_sum_bf16v = bf16 ? weighted_sum<bfloat16> : nullptr};
 }
 
 } // namespace
@@ -158,6 +173,11 @@ const KernelTable& scalar_kernels() {
 
 const KernelTable& scalar_int8_kernels() {
     static constexpr KernelTable table = make_table<Int8, Precision::int8>();
+    return table;
+}
+
+const KernelTable& scalar_bf16_kernels() {
+    static constexpr KernelTable table = make_table<Bf16, Precision::bf16>();
     return table;
 }
 

@@ -47,9 +47,9 @@ std::size_t scratch_size(const Dims& d, std::size_t rows) {
 
 /// One group of M samples, from g, through the whole module; pf requests the next group's V
 /// while the Linears compute.
-template <class Arch, class Lin, std::size_t M, class Prefetch>
-void forward_group(const Dims& dims, const float* W1, const float* W2, const Batch& x, std::size_t g, float* scratch,
-                   Prefetch& pf) {
+template <class Arch, class Lin, std::size_t M, class VT, class Prefetch>
+void forward_group(const Dims& dims, const float* W1, const float* W2, const BatchOf<VT>& x, std::size_t g,
+                   float* scratch, Prefetch& pf) {
     const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
                       o = dims.output_size;
     const float* Q = x.Q + g * q;
@@ -71,8 +71,8 @@ void forward_group(const Dims& dims, const float* W1, const float* W2, const Bat
     Lin::template rows<M>(W2, o, qa, y, o, pf, q);
 }
 
-template <class Arch, class Lin>
-void forward(const Dims& dims, const PackedLayout& layout, const float* packed, const Batch& x, Range samples,
+template <class Arch, class Lin, class VT>
+void forward(const Dims& dims, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x, Range samples,
              float* scratch) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
     const std::size_t begin = samples.begin, end = samples.end;
@@ -81,7 +81,7 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
     // Each full group requests the next group's V a few lines per step of its Linears, so that
     // it streams in while they compute (what it bought: docs/tuning.md). Only
     // V per sample, and at most Blocking::prefetch_limit bytes of it.
-    const std::size_t v_bytes = x.v_stride * sizeof(float);
+    const std::size_t v_bytes = x.v_stride * sizeof(VT);
     const bool prefetch_v = v_bytes != 0 && MR * v_bytes <= Blocking<Arch>::prefetch_limit;
     for (std::size_t g = begin; g < end; g += MR)
         with_size<MR>(end - g, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
@@ -97,13 +97,15 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
 }
 
 /// The table of `isa`'s kernels at Lin's precision, instantiated for Arch: the blocking
-/// Blocking<Arch> derives must be the one the registry row pins.
+/// Blocking<Arch> derives must be the one the registry row pins. The bf16 precision's table
+/// also takes a bf16 V.
 template <class Arch, Isa isa, class Lin = F32Linear<Arch>>
 constexpr KernelTable make_table() {
     constexpr const Implementation& row = implementation(isa, Lin::precision, Lin::variant);
     static_assert(Blocking<Arch>::registers == row.registers, "register file differs from the registry row");
     static_assert(Blocking<Arch>::MR == row.mr && Blocking<Arch>::NR == row.nr,
                   "register tile differs from the registry row");
+    constexpr bool bf16 = Lin::precision == Precision::bf16;
     return {.isa = isa,
             .precision = row.precision,
             .id = row.kernel_id,
@@ -113,13 +115,15 @@ constexpr KernelTable make_table() {
             .layout = layout<Lin>,
             .pack = pack<Lin>,
             .scratch_size = scratch_size<Arch>,
-            .forward = forward<Arch, Lin>,
+            .forward = forward<Arch, Lin, float>,
+            .forward_bf16v = bf16 ? forward<Arch, Lin, bfloat16> : nullptr,
             .linear_layout = Lin::layout,
             .pack_linear = Lin::pack,
             .linear = Lin::linear,
             .linear_blocked = Lin::linear_blocked,
             .softmax = softmax<Arch>,
-            .weighted_sum = weighted_sum<Arch>};
+            .weighted_sum = weighted_sum<Arch, float>,
+            .weighted_sum_bf16v = bf16 ? weighted_sum<Arch, bfloat16> : nullptr};
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "kernels/bf16.hpp"
 #include "kernels/blocking.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/simd.hpp"
@@ -32,46 +33,54 @@ std::size_t last_panel_width(std::size_t out) {
     return rest == 0 ? B::NR : (rest + B::lanes - 1) / B::lanes * B::lanes;
 }
 
-template <class Arch>
+/// 32-bit words of a panel `width` floats wide over `in` inputs: the biases, then a row per input.
+template <class Arch, class Fmt>
+constexpr std::size_t panel_words(std::size_t width, std::size_t in) {
+    return width + in * Fmt::row_words(width, Blocking<Arch>::lanes);
+}
+
+template <class Arch, class Fmt = F32Weights>
 LinearLayout linear_layout(std::size_t out, std::size_t n1, std::size_t n2) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
     const std::size_t in = n1 + n2;
     return {.offset = 0,
-            .size = (out - 1) / NR * NR * (in + 1) + last_panel_width<Arch>(out) * (in + 1),
+            .size = (out - 1) / NR * panel_words<Arch, Fmt>(NR, in) +
+                    panel_words<Arch, Fmt>(last_panel_width<Arch>(out), in),
             .out = out,
             .in = in,
             .panel = NR,
             .n1 = n1};
 }
 
-template <class Arch>
+template <class Arch, class Fmt = F32Weights>
 void pack_linear(const LinearLayout& l, const float* W, const float* b, float* packed) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
     const std::size_t out = l.out, in = l.in;
     packed += l.offset;
     for (std::size_t j0 = 0; j0 < out; j0 += NR) {
         const std::size_t width = out - j0 >= NR ? NR : last_panel_width<Arch>(out);
-        for (std::size_t c = 0; c < width; ++c) {
-            const bool real = j0 + c < out;
-            packed[c] = real ? b[j0 + c] : 0.0f;
-            for (std::size_t i = 0; i < in; ++i) packed[width * (1 + i) + c] = real ? W[(j0 + c) * in + i] : 0.0f;
+        const std::size_t row = Fmt::row_words(width, Blocking<Arch>::lanes);
+        float x[NR];
+        for (std::size_t c = 0; c < width; ++c) packed[c] = j0 + c < out ? b[j0 + c] : 0.0f;
+        for (std::size_t i = 0; i < in; ++i) {
+            for (std::size_t c = 0; c < width; ++c) x[c] = j0 + c < out ? W[(j0 + c) * in + i] : 0.0f;
+            Fmt::template pack_row<Arch>(x, width, packed + width + i * row);
         }
-        packed += width * (in + 1);
+        packed += panel_words<Arch, Fmt>(width, in);
     }
 }
 
 /// acc[m][·] += x_m[i] · w_i for i < n, in order: x_m = x + m * ldx, w_i the weights of input i
 /// in each of P panels of PV vectors, `panel_stride` apart, starting at w.
-template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
+template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Fmt, class Prefetch>
 inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride, const float* x,
                               std::size_t ldx, std::size_t n, Prefetch& pf) {
-    constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
-    for (std::size_t i = 0; i < n; ++i, w += PV * lanes) {
+    constexpr std::size_t V = P * PV, row = Fmt::row_words(PV * Blocking<Arch>::lanes, Blocking<Arch>::lanes);
+    for (std::size_t i = 0; i < n; ++i, w += row) {
         pf.template step<Blocking<Arch>::prefetch_lines>();
         vfloat<Arch> wv[V];
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c)
-            wv[c] = vfloat<Arch>::load_unaligned(w + c / PV * panel_stride + c % PV * lanes);
+        for (std::size_t p = 0; p < P; ++p) Fmt::template load_row<Arch, PV>(w + p * panel_stride, wv + p * PV);
 #pragma GCC unroll 16
         for (std::size_t m = 0; m < M; ++m) {
             const vfloat<Arch> xm(x[m * ldx + i]);
@@ -84,7 +93,7 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, st
 /// One tile: M samples × P panels of PV vectors over inputs [k0, k1). The accumulators start
 /// from zero (k0 = 0) or from y (a later KC block), take the bias after the last input, and go
 /// back to y, of whose columns `cols` are real.
-template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
+template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Fmt, class Prefetch>
 void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& x, std::size_t k0, std::size_t k1,
                  float* y, std::size_t ldy, std::size_t cols, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
@@ -101,15 +110,16 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
             for (std::size_t c = 0; c < V; ++c)
                 acc[m][c] = load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
     }
-    const float* w = panel + PV * lanes * (1 + k0);
+    constexpr std::size_t row = Fmt::row_words(PV * lanes, lanes);
+    const float* w = panel + PV * lanes + k0 * row;
     if (k0 < x.n1) {
         const std::size_t n = (k1 < x.n1 ? k1 : x.n1) - k0;
-        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x1 + k0, x.ld1, n, pf);
-        w += n * PV * lanes;
+        linear_accumulate<Arch, M, P, PV, Fmt>(acc, w, panel_stride, x.x1 + k0, x.ld1, n, pf);
+        w += n * row;
     }
     if (k1 > x.n1) {
         const std::size_t from = k0 > x.n1 ? k0 : x.n1;
-        linear_accumulate<Arch, M, P, PV>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from, pf);
+        linear_accumulate<Arch, M, P, PV, Fmt>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from, pf);
     }
     if (k1 == x.n1 + x.n2) {
 #pragma GCC unroll 16
@@ -127,29 +137,29 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
 }
 
 /// Full-width panels [p, np) over inputs [k0, k1), P at a time, then the remainder with fewer.
-template <class Arch, std::size_t M, std::size_t P, class Prefetch>
+template <class Arch, std::size_t M, std::size_t P, class Fmt, class Prefetch>
 void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p, std::size_t np, std::size_t out,
                    const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy, Prefetch& pf) {
     using B = Blocking<Arch>;
     for (; p + P <= np; p += P)
-        linear_tile<Arch, M, P, B::nr_vectors>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR, ldy,
+        linear_tile<Arch, M, P, B::nr_vectors, Fmt>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR, ldy,
                                                out - p * B::NR, pf);
     if constexpr (P > 1)
-        if (p < np) linear_panels<Arch, M, P - 1>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy, pf);
+        if (p < np) linear_panels<Arch, M, P - 1, Fmt>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy, pf);
 }
 
 /// Panels [p0, p1) of y for M samples over inputs [k0, k1), continuing the sums in y unless
 /// k0 = 0: the full-width panels, then the narrower last one if the range holds it.
-template <class Arch, std::size_t M, class Prefetch>
+template <class Arch, std::size_t M, class Fmt, class Prefetch>
 void linear_block(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
                   std::size_t p0, std::size_t p1, std::size_t k0, std::size_t k1) {
     using B = Blocking<Arch>;
-    const std::size_t full = out / B::NR, panel_stride = B::NR * (x.n1 + x.n2 + 1);
-    linear_panels<Arch, M, B::panels(M)>(packed, panel_stride, p0, p1 < full ? p1 : full, out, x, k0, k1, y, ldy, pf);
+    const std::size_t full = out / B::NR, panel_stride = panel_words<Arch, Fmt>(B::NR, x.n1 + x.n2);
+    linear_panels<Arch, M, B::panels(M), Fmt>(packed, panel_stride, p0, p1 < full ? p1 : full, out, x, k0, k1, y, ldy, pf);
     if (p1 > full && out % B::NR != 0)
         with_size<B::nr_vectors>(last_panel_width<Arch>(out) / B::lanes,
                                  [&]<std::size_t PV>(std::integral_constant<std::size_t, PV>) {
-                                     linear_tile<Arch, M, 1, PV>(packed + full * panel_stride, 0, x, k0, k1,
+                                     linear_tile<Arch, M, 1, PV, Fmt>(packed + full * panel_stride, 0, x, k0, k1,
                                                                  y + full * B::NR, ldy, out - full * B::NR, pf);
                                  });
 }
@@ -159,7 +169,7 @@ void linear_block(const float* packed, std::size_t out, const SplitRows& x, floa
 /// in. Each step over an input requests a few lines of pf (a PrefetchStream, or NoPrefetch). KC
 /// blocks of inputs outermost, so that the M × KC input sliver stays in L1 while every panel
 /// streams past it.
-template <class Arch, std::size_t M, class Prefetch>
+template <class Arch, std::size_t M, class Fmt = F32Weights, class Prefetch>
 void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
                  std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
     using B = Blocking<Arch>;
@@ -171,7 +181,7 @@ void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float
     std::size_t k0 = k_begin;
     do {
         const std::size_t k1 = k_end - k0 > B::KC ? k0 + B::KC : k_end;
-        linear_block<Arch, M>(packed, out, x, y, ldy, pf, 0, panels, k0, k1);
+        linear_block<Arch, M, Fmt>(packed, out, x, y, ldy, pf, 0, panels, k0, k1);
         k0 = k1;
     } while (k0 < k_end);
 }
@@ -181,29 +191,29 @@ inline SplitRows rows_from(const SplitRows& x, std::size_t r0) {
     return {.x1 = x.x1 + r0 * x.ld1, .ld1 = x.ld1, .n1 = x.n1, .x2 = x.x2 + r0 * x.ld2, .ld2 = x.ld2, .n2 = x.n2};
 }
 
-/// Output features [f.begin, f.end) of l: whole panels from f.begin, NR * (in + 1) floats each.
-template <class Arch>
+/// Output features [f.begin, f.end) of l: whole panels from f.begin.
+template <class Arch, class Fmt = F32Weights>
 void linear(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f, float* y,
             std::size_t ldy) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
-    packed += l.offset + f.begin * (l.in + 1);
+    packed += l.offset + f.begin / l.panel * panel_words<Arch, Fmt>(l.panel, l.in);
     y += f.begin;
     const std::size_t out = f.end - f.begin;
     for (std::size_t r = 0; r < rows; r += MR)
         with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
             NoPrefetch none;
-            linear_rows<Arch, M>(packed, out, rows_from(x, r), y + r * ldy, ldy, none);
+            linear_rows<Arch, M, Fmt>(packed, out, rows_from(x, r), y + r * ldy, ldy, none);
         });
 }
 
 /// The same outputs in BLIS order: blocks of b.nc features outermost, then slices of b.kc
 /// inputs, then the groups of MR rows, which all pass over the block's KC × NC weights while
 /// L2 holds them. Each output's sums only continue from slice to slice: the same bits.
-template <class Arch>
+template <class Arch, class Fmt = F32Weights>
 void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f,
                     const LinearBlocking& b, float* y, std::size_t ldy) {
     using B = Blocking<Arch>;
-    packed += l.offset + f.begin * (l.in + 1);
+    packed += l.offset + f.begin / l.panel * panel_words<Arch, Fmt>(l.panel, l.in);
     y += f.begin;
     const std::size_t out = f.end - f.begin, in = l.in, panels = (out + B::NR - 1) / B::NR;
     const std::size_t nc_panels = b.nc >= B::NR ? b.nc / B::NR : 1, kc = b.kc > 0 ? b.kc : B::KC;
@@ -215,27 +225,28 @@ void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows&
             for (std::size_t r = 0; r < rows; r += B::MR)
                 with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
                     NoPrefetch none;
-                    linear_block<Arch, M>(packed, out, rows_from(x, r), y + r * ldy, ldy, none, p0, p1, k0, k1);
+                    linear_block<Arch, M, Fmt>(packed, out, rows_from(x, r), y + r * ldy, ldy, none, p0, p1, k0, k1);
                 });
             k0 = k1;
         } while (k0 < in);
     }
 }
 
-/// The float32 Linear steps, for the fused forward and the table (kernels/forward.hpp).
-template <class Arch>
+/// The float32 Linear steps, for the fused forward and the table (kernels/forward.hpp), over
+/// weights stored as Fmt says: floats (precision f32) or bf16s (precision bf16).
+template <class Arch, class Fmt = F32Weights>
 struct F32Linear {
-    static constexpr Precision precision = Precision::f32;
+    static constexpr Precision precision = Fmt::precision;
     static constexpr std::string_view variant = {}; // the ISA's own name
     static constexpr int levels = 0;
-    static constexpr auto layout = linear_layout<Arch>;
-    static constexpr auto pack = pack_linear<Arch>;
-    static constexpr auto linear = myattn::detail::linear<Arch>;
-    static constexpr auto linear_blocked = myattn::detail::linear_blocked<Arch>;
+    static constexpr auto layout = linear_layout<Arch, Fmt>;
+    static constexpr auto pack = pack_linear<Arch, Fmt>;
+    static constexpr auto linear = myattn::detail::linear<Arch, Fmt>;
+    static constexpr auto linear_blocked = myattn::detail::linear_blocked<Arch, Fmt>;
     template <std::size_t M, class Prefetch>
     static void rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
                      std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
-        linear_rows<Arch, M>(packed, out, x, y, ldy, pf, k_begin, k_end);
+        linear_rows<Arch, M, Fmt>(packed, out, x, y, ldy, pf, k_begin, k_end);
     }
 };
 

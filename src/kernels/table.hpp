@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <string_view>
 
+#include "myattn/bfloat16.hpp"
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"
 #include "myattn/precision.hpp"
@@ -28,17 +29,20 @@ struct WeightsView {
     const float* combine_bias;   // [o]
 };
 
-/// One validated forward call over the caller's contiguous buffers.
-struct Batch {
+/// One validated forward call over the caller's contiguous buffers; V holds floats, or
+/// bfloat16s for the bf16 precision.
+template <class VT>
+struct BatchOf {
     std::size_t B;        // samples
     const float* Q;       // [B, q]
     const float* K;       // [B, k], or [k] shared
-    const float* V;       // [B, L, d], or [L, d] shared
+    const VT* V;          // [B, L, d], or [L, d] shared
     std::size_t k_stride; // k, or 0 when K is shared
     std::size_t v_stride; // L * d, or 0 when V is shared
     float* output;        // [B, o]
     float* attn_weights;  // [B, L]
 };
+using Batch = BatchOf<float>;
 
 /// One packed Linear y = b + W [x1; x2], W [out, in]: `size` floats from `offset` in the packed
 /// buffer, in panels of `panel` output features (a work split cuts it at multiples of `panel`).
@@ -78,16 +82,18 @@ struct LinearBlocking {
 
 /// The operands of a weighted sum a[r, j] = sum_l w[r, l] V_r[l, j]: `rows` rows of weights
 /// (ldw floats apart), V_r = V + r * v_stride (0: one V shared by every row) of L rows of d
-/// floats, results ld_a floats apart.
-struct WeightedSum {
+/// values (float, or bfloat16 for the bf16 precision), results ld_a floats apart.
+template <class VT>
+struct WeightedSumOf {
     std::size_t rows;
     const float* w;
     std::size_t ldw;
-    const float* V;
+    const VT* V;
     std::size_t v_stride, L, d;
     float* a;
     std::size_t lda;
 };
+using WeightedSum = WeightedSumOf<float>;
 
 struct KernelTable {
     Isa isa;
@@ -112,6 +118,9 @@ struct KernelTable {
     /// bitwise identical whatever the tiling or the thread count.
     void (*forward)(const Dims& dims, const PackedLayout& layout, const float* packed, const Batch& batch,
                     Range samples, float* scratch);
+    /// The same with a bf16 V; only the bf16 precision has it (null elsewhere).
+    void (*forward_bf16v)(const Dims& dims, const PackedLayout& layout, const float* packed,
+                          const BatchOf<bfloat16>& batch, Range samples, float* scratch);
 
     // The kernels forward composes, for work split across threads, per-kernel tests and benchmarks.
     /// Where pack_linear puts a Linear of `out` >= 1 features over the inputs [x1; x2] of n1 and
@@ -132,6 +141,8 @@ struct KernelTable {
     void (*softmax)(float* row, std::size_t n);
     /// a[r * lda + j] for the columns j in `columns` of each row r. Writes nothing else.
     void (*weighted_sum)(const WeightedSum& op, Range columns);
+    /// The same with a bf16 V; only the bf16 precision has it (null elsewhere).
+    void (*weighted_sum_bf16v)(const WeightedSumOf<bfloat16>& op, Range columns);
 };
 
 namespace {

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/bf16.hpp"
 #include "kernels/blocking.hpp"
 #include "kernels/simd.hpp"
 #include "kernels/table.hpp"
@@ -22,10 +23,10 @@ namespace myattn::detail {
 namespace {
 
 /// M samples × NB whole vectors of columns, starting at the column V and a point to, over
-/// rows [l0, l1) of V (ldv floats apart): the sums start from 0 (l0 = 0) or from a (a later
-/// block of rows).
-template <class Arch, std::size_t M, std::size_t NB>
-void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1, std::size_t ldv,
+/// rows [l0, l1) of V (ldv values apart, float or bfloat16): the sums start from 0 (l0 = 0) or
+/// from a (a later block of rows).
+template <class Arch, std::size_t M, std::size_t NB, class VT>
+void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t l0, std::size_t l1, std::size_t ldv,
                        float* a, std::size_t lda) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes;
     vfloat<Arch> acc[M][NB];
@@ -38,7 +39,7 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::siz
     for (std::size_t l = l0; l < l1; ++l, V += ldv) {
         vfloat<Arch> v[NB];
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < NB; ++c) v[c] = vfloat<Arch>::load_unaligned(V + c * lanes);
+        for (std::size_t c = 0; c < NB; ++c) v[c] = load_values<Arch>(V + c * lanes);
 #pragma GCC unroll 16
         for (std::size_t m = 0; m < M; ++m) {
             const vfloat<Arch> wm(w[m * ldw + l]);
@@ -54,8 +55,8 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const float* V, std::siz
 
 /// Whole-vector columns [col, end) over rows [l0, l1), NB vectors at a time, then the
 /// remainder with fewer.
-template <class Arch, std::size_t M, std::size_t NB>
-void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::size_t l0, std::size_t l1,
+template <class Arch, std::size_t M, std::size_t NB, class VT>
+void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::size_t l0, std::size_t l1,
                           std::size_t ldv, float* a, std::size_t lda, std::size_t col, std::size_t end) {
     constexpr std::size_t step = NB * Blocking<Arch>::lanes;
     for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, l0, l1, ldv, a + col, lda);
@@ -63,7 +64,7 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::
         if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, ldv, a, lda, col, end);
 }
 
-/// Columns [0, d) of one sample's V (L rows, ldv floats apart: whole 64-byte lines) streamed
+/// Columns [0, d) of one sample's V (L rows, ldv values apart: whole 64-byte lines) streamed
 /// row by row, in order:
 /// a[j] = fma(w_l, V[l, j], a[j]) for each l, the register tile's chains. The sums build in a
 /// stack buffer laid out like V's rows modulo a cache line, so that the loads of V and of the
@@ -71,42 +72,45 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const float* V, std::
 /// and the same stream ran at half the bandwidth); the few columns before V's first line
 /// boundary and after its last take the chain in scalar code. Blocks of stream_columns
 /// columns, each streamed down all rows.
-template <class Arch>
-void weighted_sum_stream(const float* w, const float* V, std::size_t L, std::size_t d, std::size_t ldv, float* a) {
+template <class Arch, class VT>
+void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t d, std::size_t ldv, float* a) {
     using vf = vfloat<Arch>;
-    constexpr std::size_t lanes = Blocking<Arch>::lanes, line = 64 / sizeof(float),
+    constexpr std::size_t lanes = Blocking<Arch>::lanes, line = 64 / sizeof(VT), sum_line = 64 / sizeof(float),
                           cols = Blocking<Arch>::stream_columns;
-    alignas(64) float buffer[cols + line];
-    // Floats from V to its first line boundary: the same in every row and column block.
-    const std::size_t to_line = (line - reinterpret_cast<std::uintptr_t>(V) / sizeof(float) % line) % line;
-    float* sum = buffer + (line - to_line) % line; // sum + to_line is on a line boundary, as V + to_line
+    alignas(64) float buffer[cols + sum_line];
+    // Values from V to its first line boundary: the same in every row and column block.
+    const std::size_t to_line = (line - reinterpret_cast<std::uintptr_t>(V) / sizeof(VT) % line) % line;
+    // sum + to_line is on a line boundary, as V + to_line is.
+    float* sum = buffer + (sum_line - to_line % sum_line) % sum_line;
     for (std::size_t c0 = 0; c0 < d; c0 += cols) {
         const std::size_t n = d - c0 < cols ? d - c0 : cols, head = to_line < n ? to_line : n,
                           body_end = head + (n - head) / lanes * lanes;
         for (std::size_t j = 0; j < n; ++j) sum[j] = 0.0f;
-        const float* row = V + c0;
+        const VT* row = V + c0;
         for (std::size_t l = 0; l < L; ++l, row += ldv) {
             const vf wl(w[l]);
-            for (std::size_t j = 0; j < head; ++j) sum[j] = std::fma(w[l], row[j], sum[j]);
+            for (std::size_t j = 0; j < head; ++j) sum[j] = std::fma(w[l], value_of(row[j]), sum[j]);
             for (std::size_t j = head; j < body_end; j += lanes)
-                fmadd<Arch>(wl, vf::load_aligned(row + j), vf::load_aligned(sum + j)).store_aligned(sum + j);
-            for (std::size_t j = body_end; j < n; ++j) sum[j] = std::fma(w[l], row[j], sum[j]);
+                fmadd<Arch>(wl, load_values<Arch>(row + j), vf::load_aligned(sum + j)).store_aligned(sum + j);
+            for (std::size_t j = body_end; j < n; ++j) sum[j] = std::fma(w[l], value_of(row[j]), sum[j]);
         }
         for (std::size_t j = 0; j < n; ++j) a[c0 + j] = sum[j];
     }
 }
 
-/// M samples sharing one V: L rows of d columns, ldv floats apart. A V that streams (M = 1)
+/// M samples sharing one V: L rows of d columns, ldv values apart. A V that streams (M = 1)
 /// goes in blocks of rows spanning at most Blocking::window bytes; one shared by a group
-/// (M > 1) is reused from cache, so each column block runs down all of it.
-template <class Arch, std::size_t M>
-void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::size_t L, std::size_t d, std::size_t ldv,
+/// (M > 1) is reused from cache, so each column block runs down all of it. Whether V streams
+/// row by row depends on its columns (as many sums as a float row of stream_row_bytes), not on
+/// its bytes: the sums' reloads are what the row stream costs.
+template <class Arch, std::size_t M, class VT>
+void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d, std::size_t ldv,
                        float* a, std::size_t lda) {
     using B = Blocking<Arch>;
-    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes && ldv * sizeof(float) % 64 == 0)
+    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes && ldv * sizeof(VT) % 64 == 0)
         return weighted_sum_stream<Arch>(w, V, L, d, ldv, a);
     const std::size_t full = d - d % B::lanes;
-    const std::size_t block = M > 1 ? L : d * sizeof(float) < B::window ? B::window / (d * sizeof(float)) : 1;
+    const std::size_t block = M > 1 ? L : d * sizeof(VT) < B::window ? B::window / (d * sizeof(VT)) : 1;
     for (std::size_t l0 = 0; l0 < L; l0 += block) {
         const std::size_t l1 = L - l0 > block ? l0 + block : L;
         weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, ldv, a, lda, 0, full);
@@ -114,17 +118,17 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const float* V, std::siz
     for (std::size_t m = 0; m < M; ++m)
         for (std::size_t j = full; j < d; ++j) {
             float acc = 0.0f;
-            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], V[l * ldv + j], acc);
+            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], value_of(V[l * ldv + j]), acc);
             a[m * lda + j] = acc;
         }
 }
 
-/// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d floats apart.
-template <class Arch>
-void weighted_sum(const WeightedSum& op, Range c) {
+/// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d values apart.
+template <class Arch, class VT = float>
+void weighted_sum(const WeightedSumOf<VT>& op, Range c) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
     const std::size_t n = c.end - c.begin, ldw = op.ldw, lda = op.lda;
-    const float* V = op.V + c.begin;
+    const VT* V = op.V + c.begin;
     float* a = op.a + c.begin;
     if (op.v_stride != 0) {
         for (std::size_t r = 0; r < op.rows; ++r)

@@ -1,0 +1,258 @@
+// The bf16 precision's kernels, per ISA: weights stored as bf16 (and V passed as bf16) are
+// converted on load and run the float32 chains, so every result must be bitwise the float32
+// kernels' result on the bf16-rounded operands. That also proves the packing's vector rounding
+// (to nearest even, NaN kept) equal to myattn::to_bfloat16, element by element.
+#include <algorithm>
+#include <bit>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "dispatch.hpp"
+#include "myattn/bfloat16.hpp"
+#include "support/isas.hpp"
+#include "support/random.hpp"
+
+using namespace myattn;
+using namespace myattn::test;
+
+namespace {
+
+constexpr float sentinel = 12345.0f;
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+const detail::KernelTable& f32_kernels(Isa isa) { return detail::kernels_for(isa, Precision::f32); }
+
+const detail::KernelTable& bf16_kernels(Isa isa) { return detail::kernels_for(isa, Precision::bf16); }
+
+float rounded(float x) { return to_float(to_bfloat16(x)); }
+
+std::vector<float> rounded(std::vector<float> v) {
+    for (float& x : v) x = rounded(x);
+    return v;
+}
+
+std::vector<bfloat16> as_bf16(const std::vector<float>& v) {
+    std::vector<bfloat16> out(v.size());
+    std::transform(v.begin(), v.end(), out.begin(), [](float x) { return to_bfloat16(x); });
+    return out;
+}
+
+/// Weights that exercise the rounding: ties to even both ways, just off a tie, the largest
+/// finite values (one rounds to infinity), infinities, NaNs, subnormals; then normal draws.
+std::vector<float> weights_with_specials(std::mt19937_64& rng, std::size_t n) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float specials[] = {std::bit_cast<float>(0x3f808000u),  std::bit_cast<float>(0x3f818000u),
+                              std::bit_cast<float>(0xbf808001u),  std::bit_cast<float>(0x3f807fffu),
+                              std::numeric_limits<float>::max(),  std::bit_cast<float>(0x7f7f7fffu),
+                              inf,
+                              -inf,
+                              std::numeric_limits<float>::quiet_NaN(),
+                              std::bit_cast<float>(0x7f800001u), // signalling NaN: must stay a NaN
+                              std::bit_cast<float>(0x00018000u), std::bit_cast<float>(0x80008000u),
+                              std::numeric_limits<float>::denorm_min()};
+    std::vector<float> w = normal(rng, n);
+    for (std::size_t i = 0; i < n && i < std::size(specials); ++i) w[i * 7 % n] = specials[i];
+    return w;
+}
+
+} // namespace
+
+TEST_CASE("bf16: to_bfloat16 rounds to nearest even, keeps NaN, and to_float is exact", "[bf16]") {
+    // Every bf16 value with several low halves below, at and above the tie.
+    for (std::uint32_t hi = 0; hi < 0x10000u; ++hi)
+        for (std::uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+            const float x = std::bit_cast<float>(hi << 16 | lo);
+            const bfloat16 b = to_bfloat16(x);
+            if (std::isnan(x)) {
+                REQUIRE(std::isnan(to_float(b)));
+                REQUIRE((b.bits & 0x8000u) == (hi & 0x8000u));
+                continue;
+            }
+            // The two candidates, truncated and one bf16 further from zero (inf past the top).
+            const std::uint32_t up = hi + 1;
+            const double down_v = std::bit_cast<float>(hi << 16);
+            const double up_v = (up & 0x7fffu) >= 0x7f80u ? std::copysign(std::numeric_limits<double>::infinity(), x)
+                                                           : double(std::bit_cast<float>(up << 16));
+            const bool is_inf = std::isinf(x);
+            const bool tie = lo == 0x8000u, round_up = lo > 0x8000u || (tie && (hi & 1u));
+            CAPTURE(hi, lo);
+            REQUIRE(b.bits == (is_inf || lo == 0 || !round_up ? hi : up));
+            if (!is_inf && (hi & 0x7fffu) < 0x7f7fu) // finite neighbours: the nearer one was taken
+                REQUIRE(std::fabs(to_float(b) - double(x)) <= std::fabs((b.bits == hi ? up_v : down_v) - double(x)));
+            REQUIRE(std::bit_cast<std::uint32_t>(to_float(b)) == std::uint32_t(b.bits) << 16);
+        }
+}
+
+TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, every edge tile", "[bf16][kernels]") {
+    FOR_EACH_ISA(isa) {
+        const detail::KernelTable& t = bf16_kernels(isa);
+        const detail::KernelTable& f = f32_kernels(isa);
+        REQUIRE(t.isa == isa);
+        const std::size_t mr = t.mr, nr = t.nr;
+        struct Inputs {
+            std::size_t n1, n2;
+        };
+        // Past 512 inputs: a KC block ends inside x1 and on its boundary.
+        const Inputs inputs[] = {{3, 13}, {512, 3}};
+        for (std::size_t out : {std::size_t(1), nr - 1, nr + 1, 2 * nr + 3, 3 * nr})
+            for (std::size_t rows : {std::size_t(1), mr, mr + 1})
+                for (const Inputs& in : inputs) {
+                    CAPTURE(out, rows, in.n1, in.n2);
+                    const std::size_t n = in.n1 + in.n2, ldy = out + 1;
+                    std::mt19937_64 rng(out * 1000 + rows * 10 + n);
+                    const std::vector<float> W = weights_with_specials(rng, out * n), b = normal(rng, out),
+                                             x1 = normal(rng, rows * in.n1), x2 = normal(rng, rows * in.n2);
+                    const std::vector<float> Wr = rounded(W);
+                    const detail::LinearLayout l = t.linear_layout(out, in.n1, in.n2), lf = f.linear_layout(out, in.n1, in.n2);
+                    REQUIRE(l.panel == lf.panel);
+                    std::vector<float> packed(l.size), packed_f(lf.size);
+                    t.pack_linear(l, W.data(), b.data(), packed.data());
+                    f.pack_linear(lf, Wr.data(), b.data(), packed_f.data());
+                    const detail::SplitRows x{
+                        .x1 = x1.data(), .ld1 = in.n1, .n1 = in.n1, .x2 = x2.data(), .ld2 = in.n2, .n2 = in.n2};
+                    std::vector<float> y(rows * ldy, sentinel), want(rows * ldy, sentinel);
+                    std::vector<float> blocked(rows * ldy, sentinel), tail(rows * ldy, sentinel);
+                    t.linear(l, packed.data(), x, rows, {0, out}, y.data(), ldy);
+                    f.linear(lf, packed_f.data(), x, rows, {0, out}, want.data(), ldy);
+                    // Blocked (small KC and NC), and a work split from the second panel on.
+                    t.linear_blocked(l, packed.data(), x, rows, {0, out}, {.kc = 5, .nc = nr}, blocked.data(), ldy);
+                    const std::size_t from = std::min(out, l.panel);
+                    t.linear(l, packed.data(), x, rows, {from, out}, tail.data(), ldy);
+                    for (std::size_t i = 0; i < y.size(); ++i) {
+                        CAPTURE(i, y[i], want[i]);
+                        REQUIRE(same_bits(y[i], want[i]));
+                        REQUIRE(same_bits(blocked[i], want[i]));
+                        REQUIRE(same_bits(tail[i], i % ldy < from || i % ldy == out ? sentinel : want[i]));
+                    }
+                }
+        // One input of 1 and no bias: y = the stored weights themselves, NaNs and all.
+        std::mt19937_64 rng(7);
+        const std::size_t out = 3 * nr + 1;
+        const std::vector<float> W = weights_with_specials(rng, out), zero(out, 0.0f), one{1.0f};
+        const detail::LinearLayout l = t.linear_layout(out, 1, 0);
+        std::vector<float> packed(l.size), y(out);
+        t.pack_linear(l, W.data(), zero.data(), packed.data());
+        t.linear(l, packed.data(), {.x1 = one.data(), .ld1 = 1, .n1 = 1, .x2 = nullptr, .ld2 = 0, .n2 = 0}, 1, {0, out},
+                 y.data(), out);
+        for (std::size_t j = 0; j < out; ++j) {
+            CAPTURE(j, W[j], y[j]);
+            if (std::isnan(W[j]))
+                REQUIRE(std::isnan(y[j]));
+            else
+                REQUIRE(y[j] == rounded(W[j]));
+        }
+    }
+}
+
+TEST_CASE("bf16: weighted sum of a bf16 V is bitwise the f32 one of the same values, shared or not, any alignment",
+          "[bf16][kernels]") {
+    FOR_EACH_ISA(isa) {
+        const detail::KernelTable& t = bf16_kernels(isa);
+        const detail::KernelTable& f = f32_kernels(isa);
+        REQUIRE(t.weighted_sum_bf16v != nullptr);
+        REQUIRE(f.weighted_sum_bf16v == nullptr);
+        // Tails of every width, a window of rows, and rows streamed one by one (1024 columns).
+        for (auto [L, d] : {std::pair<std::size_t, std::size_t>{7, 1}, {33, 19}, {5, 64}, {130, 47}, {3, 1030}})
+            for (std::size_t shift : {0, 3}) // bf16s past a 64-byte boundary
+                for (std::size_t rows : {std::size_t(1), t.mr + 1}) {
+                    CAPTURE(L, d, shift, rows);
+                    std::mt19937_64 rng(L * 100 + d + shift + rows);
+                    const std::size_t ldw = L + 1, lda = d + 2;
+                    const std::vector<float> w = normal(rng, rows * ldw), V = rounded(normal(rng, rows * L * d));
+                    const std::vector<bfloat16> Vb = as_bf16(V);
+                    std::vector<bfloat16> buf(Vb.size() + 64);
+                    bfloat16* base = buf.data();
+                    while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
+                    std::copy(Vb.begin(), Vb.end(), base + shift);
+                    for (std::size_t stride : {std::size_t(0), L * d}) {
+                        std::vector<float> a(rows * lda, sentinel), want(rows * lda, sentinel);
+                        t.weighted_sum_bf16v({.rows = rows,
+                                              .w = w.data(),
+                                              .ldw = ldw,
+                                              .V = base + shift,
+                                              .v_stride = stride,
+                                              .L = L,
+                                              .d = d,
+                                              .a = a.data(),
+                                              .lda = lda},
+                                             {0, d});
+                        f.weighted_sum({.rows = rows,
+                                        .w = w.data(),
+                                        .ldw = ldw,
+                                        .V = V.data(),
+                                        .v_stride = stride,
+                                        .L = L,
+                                        .d = d,
+                                        .a = want.data(),
+                                        .lda = lda},
+                                       {0, d});
+                        for (std::size_t i = 0; i < a.size(); ++i) {
+                            CAPTURE(stride, i, a[i], want[i]);
+                            REQUIRE(same_bits(a[i], want[i]));
+                        }
+                    }
+                }
+    }
+}
+
+TEST_CASE("bf16: forward is bitwise the f32 forward of the bf16-rounded weights, with V as f32 or bf16",
+          "[bf16][kernels][forward]") {
+    FOR_EACH_ISA(isa) {
+        const detail::KernelTable& t = bf16_kernels(isa);
+        const detail::KernelTable& f = f32_kernels(isa);
+        REQUIRE(t.forward_bf16v != nullptr);
+        for (const Dims& d : {Dims{5, 7, 19, 13, 3}, Dims{16, 16, 8, 1024, 17}}) {
+            const Parameters p = Parameters::random(d, 3);
+            const std::vector<float> W1 = rounded(std::vector<float>(p.attn_weight().begin(), p.attn_weight().end()));
+            const std::vector<float> W2 =
+                rounded(std::vector<float>(p.combine_weight().begin(), p.combine_weight().end()));
+            std::vector<float> packed(t.layout(d).size), packed_f(f.layout(d).size);
+            const detail::PackedLayout layout = t.pack(d,
+                                                       {.attn_weight = p.attn_weight().data(),
+                                                        .attn_bias = p.attn_bias().data(),
+                                                        .combine_weight = p.combine_weight().data(),
+                                                        .combine_bias = p.combine_bias().data()},
+                                                       packed.data());
+            const detail::PackedLayout layout_f = f.pack(d,
+                                                         {.attn_weight = W1.data(),
+                                                          .attn_bias = p.attn_bias().data(),
+                                                          .combine_weight = W2.data(),
+                                                          .combine_bias = p.combine_bias().data()},
+                                                         packed_f.data());
+            const std::size_t B = 2 * t.mr + 1;
+            for (bool shared : {false, true}) {
+                CAPTURE(d.value_size2, shared);
+                const Inputs x = random_inputs(d, B, shared, shared, 4);
+                const std::vector<float> Vr = rounded(x.V);
+                const std::vector<bfloat16> Vb = as_bf16(x.V);
+                const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : d.value_size1 * d.value_size2;
+                std::vector<float> scratch(t.scratch_size(d, B));
+                auto run = [&](const detail::KernelTable& k, const detail::PackedLayout& lay, const float* pk,
+                               const float* V, std::vector<float>& out, std::vector<float>& w) {
+                    out.assign(B * d.output_size, sentinel);
+                    w.assign(B * d.value_size1, sentinel);
+                    k.forward(d, lay, pk, {B, x.Q.data(), x.K.data(), V, ks, vs, out.data(), w.data()}, {0, B},
+                              scratch.data());
+                };
+                std::vector<float> out, w, out_f, w_f, out_v, w_v;
+                run(f, layout_f, packed_f.data(), x.V.data(), out_f, w_f);
+                run(t, layout, packed.data(), x.V.data(), out, w);
+                REQUIRE(std::memcmp(out.data(), out_f.data(), out.size() * sizeof(float)) == 0);
+                REQUIRE(std::memcmp(w.data(), w_f.data(), w.size() * sizeof(float)) == 0);
+                run(f, layout_f, packed_f.data(), Vr.data(), out_f, w_f);
+                out_v.assign(out.size(), sentinel);
+                w_v.assign(w.size(), sentinel);
+                t.forward_bf16v(d, layout, packed.data(),
+                                {B, x.Q.data(), x.K.data(), Vb.data(), ks, vs, out_v.data(), w_v.data()}, {0, B},
+                                scratch.data());
+                REQUIRE(std::memcmp(out_v.data(), out_f.data(), out.size() * sizeof(float)) == 0);
+                REQUIRE(std::memcmp(w_v.data(), w_f.data(), w.size() * sizeof(float)) == 0);
+            }
+        }
+    }
+}
