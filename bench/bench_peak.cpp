@@ -4,7 +4,8 @@
 // sums a buffer held in L2 (half of each core's L2 per thread), in L3 (half of it, split over the
 // threads; l3_<N>MiB: smaller buffers beyond L2) or in memory (at least 1 GiB and 4 × L3), the
 // sizes from the caches the library detects.
-// tools/bench-report derives each forward's machine bound from them.
+// tools/bench-report derives each forward's machine bound from them. peak/bf16/<probe>/<threads>
+// compares the native bf16 dot product with converting bf16 to float on load (docs/tuning.md).
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
@@ -157,6 +158,68 @@ std::vector<FmaKernel> int8_kernels() {
     if (f.avx512f && f.avx512bw) k.push_back({"avx512", 12 * 64 * 2, dot_avx512, "GOP/s"});
     if (f.avx2 && f.avx_vnni) k.push_back({"avx2vnni", 12 * 32 * 2, dot_avx2vnni, "GOP/s"});
     if (f.avx2) k.push_back({"avx2", 8 * 32 * 2, dot_avx2, "GOP/s"});
+#endif
+    return k;
+}
+
+// The bf16 probes. `dot`: vdpbf16ps, 16 chains, each instruction 32 multiply-adds (pairs of
+// bf16 products into float lanes). `convert`: what the bf16 Linear does instead: per step, one
+// vector of bf16 pairs loaded (from a 1 KiB buffer, L1-resident), widened by a shift and a mask
+// into two float vectors, each fed to 8 FMAs (the AVX-512 tile: 8 samples x 2 vectors).
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512bf16"))) float bf16_dot_avx512(std::int64_t steps, float seed) {
+    constexpr int chains = 16;
+    __m512 acc[chains];
+    for (int j = 0; j < chains; ++j) acc[j] = _mm512_set1_ps(seed + float(j));
+    const auto a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3586); // 1, ~1e-6
+    for (std::int64_t i = 0; i < steps; ++i)
+#pragma GCC unroll 16
+        for (int j = 0; j < chains; ++j) acc[j] = _mm512_dpbf16_ps(acc[j], a, b);
+    for (int j = 1; j < chains; ++j) acc[0] = _mm512_add_ps(acc[0], acc[j]);
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, acc[0]);
+    float s = 0;
+    for (float x : lanes) s += x;
+    return s;
+}
+
+// GCC 12 warns falsely inside _mm512_slli_epi32 (docs/platforms.md).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f,fma"))) float bf16_convert_avx512(std::int64_t steps, float seed) {
+    constexpr int rows = 8, buffer_vectors = 16;
+    alignas(64) static std::uint32_t words[buffer_vectors * 16];
+    for (std::uint32_t& w : words) w = 0x3f803f80u; // 1.0 in both halves
+    __m512 acc[rows][2];
+    for (int m = 0; m < rows; ++m) acc[m][0] = acc[m][1] = _mm512_set1_ps(seed + float(m));
+    const __m512i high = _mm512_set1_epi32(int(0xffff0000u));
+    for (std::int64_t i = 0; i < steps; ++i) {
+        const __m512i u = _mm512_load_si512(words + i % buffer_vectors * 16);
+        const __m512 w0 = _mm512_castsi512_ps(_mm512_slli_epi32(u, 16)),
+                     w1 = _mm512_castsi512_ps(_mm512_and_si512(u, high));
+#pragma GCC unroll 8
+        for (int m = 0; m < rows; ++m) {
+            const __m512 x = _mm512_set1_ps(1e-6f * float(m + 1));
+            acc[m][0] = _mm512_fmadd_ps(x, w0, acc[m][0]);
+            acc[m][1] = _mm512_fmadd_ps(x, w1, acc[m][1]);
+        }
+    }
+    for (int m = 1; m < rows; ++m) acc[0][0] = _mm512_add_ps(acc[0][0], _mm512_add_ps(acc[m][0], acc[m][1]));
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, acc[0][0]);
+    float s = 0;
+    for (float x : lanes) s += x;
+    return s;
+}
+#pragma GCC diagnostic pop
+#endif
+
+std::vector<FmaKernel> bf16_kernels() {
+    std::vector<FmaKernel> k;
+#if defined(__x86_64__)
+    const myattn::CpuFeatures& f = myattn::cpu_features();
+    if (f.avx512f && f.avx512_bf16) k.push_back({"dot-avx512bf16", 16 * 32 * 2, bf16_dot_avx512});
+    if (f.avx512f && f.fma) k.push_back({"convert-avx512", 8 * 2 * 16 * 2, bf16_convert_avx512});
 #endif
     return k;
 }
@@ -331,6 +394,10 @@ void register_peak() {
     for (const FmaKernel& k : int8_kernels())
         for (int t : thread_counts())
             benchmark::RegisterBenchmark(join({"peak/int8", k.isa, std::to_string(t)}).c_str(), peak_fma, k, t)
+                ->UseRealTime();
+    for (const FmaKernel& k : bf16_kernels())
+        for (int t : thread_counts())
+            benchmark::RegisterBenchmark(join({"peak/bf16", k.isa, std::to_string(t)}).c_str(), peak_fma, k, t)
                 ->UseRealTime();
     const ReadKernel read = read_kernel();
     for (int t : thread_counts())

@@ -7,12 +7,12 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "dispatch.hpp"
 #include "myattn/bfloat16.hpp"
+#include "support/check.hpp"
 #include "support/isas.hpp"
 #include "support/random.hpp"
 
@@ -22,8 +22,6 @@ using namespace myattn::test;
 namespace {
 
 constexpr float sentinel = 12345.0f;
-
-bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 const detail::KernelTable& f32_kernels(Isa isa) { return detail::kernels_for(isa, Precision::f32); }
 
@@ -63,29 +61,34 @@ std::vector<float> weights_with_specials(std::mt19937_64& rng, std::size_t n) {
 } // namespace
 
 TEST_CASE("bf16: to_bfloat16 rounds to nearest even, keeps NaN, and to_float is exact", "[bf16]") {
-    // Every bf16 value with several low halves below, at and above the tie.
+    // Every bf16 value with low halves below, at and above the tie; one assertion at the end.
+    std::size_t checked = 0;
+    std::uint32_t failed = 0;
     for (std::uint32_t hi = 0; hi < 0x10000u; ++hi)
         for (std::uint32_t lo : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
-            const float x = std::bit_cast<float>(hi << 16 | lo);
+            const std::uint32_t bits = hi << 16 | lo;
+            const float x = std::bit_cast<float>(bits);
             const bfloat16 b = to_bfloat16(x);
+            const float y = to_float(b);
+            bool ok = std::bit_cast<std::uint32_t>(y) == std::uint32_t(b.bits) << 16;
             if (std::isnan(x)) {
-                REQUIRE(std::isnan(to_float(b)));
-                REQUIRE((b.bits & 0x8000u) == (hi & 0x8000u));
-                continue;
+                ok = ok && std::isnan(y) && (b.bits & 0x8000u) == (hi & 0x8000u);
+            } else if (std::isinf(x)) {
+                ok = ok && b.bits == hi;
+            } else {
+                // Truncated, or one bf16 further from zero (infinity past the largest): the
+                // nearer, and on a tie the even one.
+                const bool up = lo > 0x8000u || (lo == 0x8000u && (hi & 1u));
+                ok = ok && b.bits == (up ? hi + 1 : hi);
+                const double down_v = std::bit_cast<float>(hi << 16), up_v = std::bit_cast<float>((hi + 1) << 16);
+                if (std::isfinite(up_v))
+                    ok = ok && std::fabs(y - double(x)) <= std::fabs((up ? down_v : up_v) - double(x));
             }
-            // The two candidates, truncated and one bf16 further from zero (inf past the top).
-            const std::uint32_t up = hi + 1;
-            const double down_v = std::bit_cast<float>(hi << 16);
-            const double up_v = (up & 0x7fffu) >= 0x7f80u ? std::copysign(std::numeric_limits<double>::infinity(), x)
-                                                           : double(std::bit_cast<float>(up << 16));
-            const bool is_inf = std::isinf(x);
-            const bool tie = lo == 0x8000u, round_up = lo > 0x8000u || (tie && (hi & 1u));
-            CAPTURE(hi, lo);
-            REQUIRE(b.bits == (is_inf || lo == 0 || !round_up ? hi : up));
-            if (!is_inf && (hi & 0x7fffu) < 0x7f7fu) // finite neighbours: the nearer one was taken
-                REQUIRE(std::fabs(to_float(b) - double(x)) <= std::fabs((b.bits == hi ? up_v : down_v) - double(x)));
-            REQUIRE(std::bit_cast<std::uint32_t>(to_float(b)) == std::uint32_t(b.bits) << 16);
+            ++checked;
+            if (!ok && failed == 0) failed = bits;
         }
+    CAPTURE(checked, failed);
+    REQUIRE(failed == 0);
 }
 
 TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, every edge tile", "[bf16][kernels]") {
@@ -123,12 +126,11 @@ TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, e
                     t.linear_blocked(l, packed.data(), x, rows, {0, out}, {.kc = 5, .nc = nr}, blocked.data(), ldy);
                     const std::size_t from = std::min(out, l.panel);
                     t.linear(l, packed.data(), x, rows, {from, out}, tail.data(), ldy);
-                    for (std::size_t i = 0; i < y.size(); ++i) {
-                        CAPTURE(i, y[i], want[i]);
-                        REQUIRE(same_bits(y[i], want[i]));
-                        REQUIRE(same_bits(blocked[i], want[i]));
-                        REQUIRE(same_bits(tail[i], i % ldy < from || i % ldy == out ? sentinel : want[i]));
-                    }
+                    check_same_bits("linear", y, want);
+                    check_same_bits("linear_blocked", blocked, want);
+                    for (std::size_t r = 0; r < rows; ++r)
+                        std::fill_n(want.begin() + r * ldy, from, sentinel); // features before the split
+                    check_same_bits("linear from the second panel", tail, want);
                 }
         // One input of 1 and no bias: y = the stored weights themselves, NaNs and all.
         std::mt19937_64 rng(7);
@@ -139,13 +141,10 @@ TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, e
         t.pack_linear(l, W.data(), zero.data(), packed.data());
         t.linear(l, packed.data(), {.x1 = one.data(), .ld1 = 1, .n1 = 1, .x2 = nullptr, .ld2 = 0, .n2 = 0}, 1, {0, out},
                  y.data(), out);
-        for (std::size_t j = 0; j < out; ++j) {
-            CAPTURE(j, W[j], y[j]);
-            if (std::isnan(W[j]))
-                REQUIRE(std::isnan(y[j]));
-            else
-                REQUIRE(y[j] == rounded(W[j]));
-        }
+        std::size_t wrong = 0;
+        for (std::size_t j = 0; j < out; ++j)
+            if (std::isnan(W[j]) ? !std::isnan(y[j]) : y[j] != rounded(W[j])) ++wrong;
+        REQUIRE(wrong == 0);
     }
 }
 
@@ -191,10 +190,8 @@ TEST_CASE("bf16: weighted sum of a bf16 V is bitwise the f32 one of the same val
                                         .a = want.data(),
                                         .lda = lda},
                                        {0, d});
-                        for (std::size_t i = 0; i < a.size(); ++i) {
-                            CAPTURE(stride, i, a[i], want[i]);
-                            REQUIRE(same_bits(a[i], want[i]));
-                        }
+                        CAPTURE(stride);
+                        check_same_bits("weighted sum", a, want);
                     }
                 }
     }
@@ -242,16 +239,16 @@ TEST_CASE("bf16: forward is bitwise the f32 forward of the bf16-rounded weights,
                 std::vector<float> out, w, out_f, w_f, out_v, w_v;
                 run(f, layout_f, packed_f.data(), x.V.data(), out_f, w_f);
                 run(t, layout, packed.data(), x.V.data(), out, w);
-                REQUIRE(std::memcmp(out.data(), out_f.data(), out.size() * sizeof(float)) == 0);
-                REQUIRE(std::memcmp(w.data(), w_f.data(), w.size() * sizeof(float)) == 0);
+                check_same_bits("output", out, out_f);
+                check_same_bits("attn_weights", w, w_f);
                 run(f, layout_f, packed_f.data(), Vr.data(), out_f, w_f);
                 out_v.assign(out.size(), sentinel);
                 w_v.assign(w.size(), sentinel);
                 t.forward_bf16v(d, layout, packed.data(),
                                 {B, x.Q.data(), x.K.data(), Vb.data(), ks, vs, out_v.data(), w_v.data()}, {0, B},
                                 scratch.data());
-                REQUIRE(std::memcmp(out_v.data(), out_f.data(), out.size() * sizeof(float)) == 0);
-                REQUIRE(std::memcmp(w_v.data(), w_f.data(), w.size() * sizeof(float)) == 0);
+                check_same_bits("output, bf16 V", out_v, out_f);
+                check_same_bits("attn_weights, bf16 V", w_v, w_f);
             }
         }
     }

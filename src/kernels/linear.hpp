@@ -1,7 +1,9 @@
 // Linear with bias over split input rows: y = W · [x1; x2] + b, never building [x1; x2].
 //
 // The weights are packed once (pack_linear) into panels of NR output features, BLIS style:
-// NR biases, then for every input i the NR weights W[j0 .. j0 + NR, i]. A last panel of fewer
+// NR biases, then for every input i the NR weights W[j0 .. j0 + NR, i], as floats or, for the
+// bf16 precision, as bf16 pairs converted on load (Fmt: kernels/bf16.hpp); the biases and the
+// arithmetic are float32 either way. A last panel of fewer
 // features is only as many whole vectors wide as they need (zero-padded to that), so a small
 // Linear (shape T's 10 scores on AVX-512) does not pay for a full NR of padding.
 //
