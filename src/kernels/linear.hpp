@@ -144,8 +144,8 @@ void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p,
                    const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy, Prefetch& pf) {
     using B = Blocking<Arch>;
     for (; p + P <= np; p += P)
-        linear_tile<Arch, M, P, B::nr_vectors, Fmt>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR, ldy,
-                                               out - p * B::NR, pf);
+        linear_tile<Arch, M, P, B::nr_vectors, Fmt>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR,
+                                                    ldy, out - p * B::NR, pf);
     if constexpr (P > 1)
         if (p < np) linear_panels<Arch, M, P - 1, Fmt>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy, pf);
 }
@@ -157,12 +157,13 @@ void linear_block(const float* packed, std::size_t out, const SplitRows& x, floa
                   std::size_t p0, std::size_t p1, std::size_t k0, std::size_t k1) {
     using B = Blocking<Arch>;
     const std::size_t full = out / B::NR, panel_stride = panel_words<Arch, Fmt>(B::NR, x.n1 + x.n2);
-    linear_panels<Arch, M, B::panels(M), Fmt>(packed, panel_stride, p0, p1 < full ? p1 : full, out, x, k0, k1, y, ldy, pf);
+    linear_panels<Arch, M, B::panels(M), Fmt>(packed, panel_stride, p0, p1 < full ? p1 : full, out, x, k0, k1, y, ldy,
+                                              pf);
     if (p1 > full && out % B::NR != 0)
         with_size<B::nr_vectors>(last_panel_width<Arch>(out) / B::lanes,
                                  [&]<std::size_t PV>(std::integral_constant<std::size_t, PV>) {
                                      linear_tile<Arch, M, 1, PV, Fmt>(packed + full * panel_stride, 0, x, k0, k1,
-                                                                 y + full * B::NR, ldy, out - full * B::NR, pf);
+                                                                      y + full * B::NR, ldy, out - full * B::NR, pf);
                                  });
 }
 

@@ -56,8 +56,8 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t
 /// Whole-vector columns [col, end) over rows [l0, l1), NB vectors at a time, then the
 /// remainder with fewer.
 template <class Arch, std::size_t M, std::size_t NB, class VT>
-void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::size_t l0, std::size_t l1,
-                          std::size_t ldv, float* a, std::size_t lda, std::size_t col, std::size_t end) {
+void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::size_t l0, std::size_t l1, std::size_t ldv,
+                          float* a, std::size_t lda, std::size_t col, std::size_t end) {
     constexpr std::size_t step = NB * Blocking<Arch>::lanes;
     for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, l0, l1, ldv, a + col, lda);
     if constexpr (NB > 1)
