@@ -100,14 +100,14 @@ void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t
 
 /// M samples sharing one V: L rows of d columns, ldv values apart. A V that streams (M = 1)
 /// goes in blocks of rows spanning at most Blocking::window bytes; one shared by a group
-/// (M > 1) is reused from cache, so each column block runs down all of it. Whether V streams
-/// row by row depends on its columns (as many sums as a float row of stream_row_bytes), not on
-/// its bytes: the sums' reloads are what the row stream costs.
+/// (M > 1) is reused from cache, so each column block runs down all of it. A bf16 V of shape X
+/// (rows of 2 KiB) takes the window too: row by row, its sums would be reloaded and stored
+/// once per 32 bytes of V instead of 64, which made it slower (docs/tuning.md).
 template <class Arch, std::size_t M, class VT>
 void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d, std::size_t ldv,
                        float* a, std::size_t lda) {
     using B = Blocking<Arch>;
-    if (M == 1 && d * sizeof(float) >= B::stream_row_bytes && ldv * sizeof(VT) % 64 == 0)
+    if (M == 1 && d * sizeof(VT) >= B::stream_row_bytes && ldv * sizeof(VT) % 64 == 0)
         return weighted_sum_stream<Arch>(w, V, L, d, ldv, a);
     const std::size_t full = d - d % B::lanes;
     const std::size_t block = M > 1 ? L : d * sizeof(VT) < B::window ? B::window / (d * sizeof(VT)) : 1;
