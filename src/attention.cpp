@@ -51,13 +51,13 @@ std::size_t checked_numel(const char* name, const TensorView<T>& t, std::size_t 
 struct Span {
     const char* name;
     const void* begin;
-    std::size_t floats;
+    std::size_t bytes;
     bool overlaps(const Span& o) const {
-        if (floats == 0 || o.floats == 0) return false;
+        if (bytes == 0 || o.bytes == 0) return false;
         const auto* a = static_cast<const char*>(begin);
         const auto* b = static_cast<const char*>(o.begin);
         // std::less gives a total order even for pointers into different objects.
-        return std::less<>{}(a, b + o.floats * sizeof(float)) && std::less<>{}(b, a + floats * sizeof(float));
+        return std::less<>{}(a, b + o.bytes) && std::less<>{}(b, a + bytes);
     }
 };
 
@@ -73,7 +73,10 @@ struct InputSizes {
 //   batch first (Q [B,1,q], K [B,1,k] or [1,1,k], V [B,L,d] or [1,L,d]) -> output [B,1,o];
 //   the article's (Q [1,B,q], K [1,B,k] or [1,1,k], V [1,L,d]) -> output [1,B,o].
 // Q [1,1,q] is both, with B = 1: the two then agree on every shape.
-InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V) {
+// V holds floats, or bfloat16s (precision bf16).
+template <class VT>
+InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTensor& K,
+                           const TensorView<const VT>& V) {
     const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2;
     const auto q_expect = [&] { return "[B, 1, " + std::to_string(q) + "] or [1, B, " + std::to_string(q) + "]"; };
     const std::size_t nq = checked_numel("Q", Q, 3, q_expect);
@@ -102,8 +105,10 @@ InputSizes validate_inputs(const Dims& dims, const ConstTensor& Q, const ConstTe
 }
 
 // Validates every tensor against Dims and each other; nothing is written before this returns.
-Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K, const ConstTensor& V,
-                    const MutableTensor& output, const MutableTensor& attn_weights) {
+template <class VT>
+detail::BatchOf<VT> validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K,
+                                  const TensorView<const VT>& V, const MutableTensor& output,
+                                  const MutableTensor& attn_weights) {
     const std::size_t L = dims.value_size1, o = dims.output_size;
     const InputSizes sizes = validate_inputs(dims, Q, K, V);
     const std::size_t B = sizes.B; // a plain variable: clang 14 cannot capture structured bindings
@@ -116,15 +121,17 @@ Batch validate_call(const Dims& dims, const ConstTensor& Q, const ConstTensor& K
     const std::size_t nw = checked_numel("attn_weights", attn_weights, 2, w_expect);
     if (!(attn_weights.shape == Shape{B, L})) bad_shape("attn_weights", w_expect, attn_weights.shape);
 
-    const Span outs[] = {{"output", output.data, no}, {"attn_weights", attn_weights.data, nw}};
-    const Span ins[] = {{"Q", Q.data, sizes.nq}, {"K", K.data, sizes.nk}, {"V", V.data, sizes.nv}, outs[1]};
+    constexpr std::size_t f = sizeof(float);
+    const Span outs[] = {{"output", output.data, no * f}, {"attn_weights", attn_weights.data, nw * f}};
+    const Span ins[] = {
+        {"Q", Q.data, sizes.nq * f}, {"K", K.data, sizes.nk * f}, {"V", V.data, sizes.nv * sizeof(VT)}, outs[1]};
     for (const Span& out : outs)
         for (const Span& in : ins)
             if (out.begin != in.begin || out.name != in.name)
                 if (out.overlaps(in))
                     throw ArgumentError(std::string(out.name) + ": output buffer overlaps " + in.name);
 
-    return Batch{.B = B,
+    return {.B = B,
                  .Q = Q.data,
                  .K = K.data,
                  .V = V.data,
@@ -164,29 +171,32 @@ void linear_by_features(const KernelTable& k, const LinearLayout& l, const float
 
 // The weighted sums too, in blocks of columns (each column's chain is the same whichever task
 // runs it): X's 2 MiB of V at B = 1 is a tenth of the call on one thread.
-void weighted_sum_by_columns(const KernelTable& k, const Dims& d, const Batch& x, float* a) {
+template <class VT>
+void weighted_sum_by_columns(const KernelTable& k, const Dims& d, const detail::BatchOf<VT>& x, float* a) {
     const std::size_t L = d.value_size1, D = d.value_size2;
     constexpr std::size_t block = 256; // columns per task: 1 KiB of each V row, whole cache lines
     const std::size_t blocks = (D + block - 1) / block;
     detail::parallel_for(x.B * blocks, [&](const tbb::blocked_range<std::size_t>& r) {
         for (std::size_t t = r.begin(); t < r.end(); ++t) {
             const std::size_t b = t / blocks, j0 = t % blocks * block;
-            k.weighted_sum({.rows = 1,
-                            .w = x.attn_weights + b * L,
-                            .ldw = L,
-                            .V = x.V + b * x.v_stride,
-                            .v_stride = 0,
-                            .L = L,
-                            .d = D,
-                            .a = a + b * D,
-                            .lda = D},
-                           {j0, std::min(D, j0 + block)});
+            detail::weighted_sum_with(k,
+                                      detail::WeightedSumOf<VT>{.rows = 1,
+                                                                .w = x.attn_weights + b * L,
+                                                                .ldw = L,
+                                                                .V = x.V + b * x.v_stride,
+                                                                .v_stride = 0,
+                                                                .L = L,
+                                                                .d = D,
+                                                                .a = a + b * D,
+                                                                .lda = D},
+                                      {j0, std::min(D, j0 + block)});
         }
     });
 }
 
+template <class VT>
 void forward_by_features(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
-                         const Batch& x) {
+                         const detail::BatchOf<VT>& x) {
     const std::size_t q = d.query_size, L = d.value_size1, D = d.value_size2;
     float* a = thread_scratch(x.B * D);
     linear_by_features(k, layout.scores, packed, x.B,
@@ -249,17 +259,14 @@ Precision MyAttn::precision() const { return impl().kernels->precision; }
 std::string_view MyAttn::kernel_id() const { return impl().kernels->id; }
 std::string MyAttn::plan() const { return detail::to_string(impl().plan); }
 
-void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,
-                     MutableTensor attn_weights) const {
-    const Impl& state = impl();
-    const Dims& dims = state.params.dims();
-    const Batch batch = validate_call(dims, Q, K, V, output, attn_weights);
+namespace {
+
+// A validated call, V of floats or bf16s.
+template <class VT>
+void run(const KernelTable& kernels, const Dims& dims, const PackedLayout& layout, const float* packed,
+         const detail::ForwardPlan& plan, const detail::BatchOf<VT>& batch) {
     const std::size_t B = batch.B;
     if (B == 0) return;
-
-    const KernelTable& kernels = *state.kernels;
-    const PackedLayout& layout = state.layout;
-    const float* packed = state.packed.data();
 #ifdef MYATTN_WITH_TBB
     // One group of samples through small Linears is one task on this thread, whatever the
     // arena: asking it costs a tenth of such a call (shape S at B = 1).
@@ -270,16 +277,17 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
     const std::size_t threads = 1;
 #endif
     // Weights beyond L2 and more than one group: each Linear once per block of MC samples.
-    if (state.plan.layered && B > kernels.mr)
-        return detail::layered_forward(kernels, dims, layout, packed, batch, state.plan, threads,
-                                       thread_scratch(detail::layered_scratch_size(dims, state.plan, B)));
+    if (plan.layered && B > kernels.mr)
+        return detail::layered_forward(kernels, dims, layout, packed, batch, plan, threads,
+                                       thread_scratch(detail::layered_scratch_size(dims, plan, B)));
     // A batch of at most one group is one tile: no cache arithmetic, no division (S at B = 1).
     const std::size_t rows = B <= kernels.mr ? B : detail::rows_per_tile(dims, B, kernels.mr, threads);
     const std::size_t tiles = rows == B ? 1 : (B + rows - 1) / rows;
     auto run_tiles = [&](std::size_t first, std::size_t last) {
         float* scratch = thread_scratch(kernels.scratch_size(dims, rows));
         for (std::size_t t = first; t < last; ++t)
-            kernels.forward(dims, layout, packed, batch, {t * rows, std::min(B, (t + 1) * rows)}, scratch);
+            detail::forward_with(kernels, dims, layout, packed, batch, {t * rows, std::min(B, (t + 1) * rows)},
+                                 scratch);
     };
 #ifdef MYATTN_WITH_TBB
     if (tiles > 1) {
@@ -290,8 +298,9 @@ void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor 
     run_tiles(0, tiles);
 }
 
-ForwardResult MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V) const {
-    const Dims& d = dims();
+// The owned-result forward: inputs checked before the outputs are sized.
+template <class VT, class Forward>
+ForwardResult forward_owned(const Dims& d, ConstTensor Q, ConstTensor K, TensorView<const VT> V, Forward forward) {
     // Inputs are checked before the outputs are sized: a bad shape is a ShapeError, never a
     // huge allocation.
     const InputSizes sizes = validate_inputs(d, Q, K, V);
@@ -301,8 +310,42 @@ ForwardResult MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V) const
     r.attn_weights_shape = Shape{B, d.value_size1};
     r.output.resize(r.output_shape.numel("output"));
     r.attn_weights.resize(r.attn_weights_shape.numel("attn_weights"));
-    forward(Q, K, V, {r.output.data(), r.output_shape}, {r.attn_weights.data(), r.attn_weights_shape});
+    forward(MutableTensor{r.output.data(), r.output_shape},
+            MutableTensor{r.attn_weights.data(), r.attn_weights_shape});
     return r;
+}
+
+// Only the bf16 precision's kernels read a bf16 V.
+void check_takes_bf16_v(const KernelTable& k) {
+    if (k.forward_bf16v == nullptr)
+        throw ArgumentError("V: a bfloat16 V needs a MyAttn of precision bf16 (this one runs " + std::string(k.id) +
+                            ")");
+}
+
+} // namespace
+
+void MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V, MutableTensor output,
+                     MutableTensor attn_weights) const {
+    const Impl& s = impl();
+    const Dims& dims = s.params.dims();
+    run(*s.kernels, dims, s.layout, s.packed.data(), s.plan, validate_call(dims, Q, K, V, output, attn_weights));
+}
+
+void MyAttn::forward_bf16(ConstTensor Q, ConstTensor K, TensorView<const bfloat16> V, MutableTensor output,
+                          MutableTensor attn_weights) const {
+    const Impl& s = impl();
+    check_takes_bf16_v(*s.kernels);
+    const Dims& dims = s.params.dims();
+    run(*s.kernels, dims, s.layout, s.packed.data(), s.plan, validate_call(dims, Q, K, V, output, attn_weights));
+}
+
+ForwardResult MyAttn::forward(ConstTensor Q, ConstTensor K, ConstTensor V) const {
+    return forward_owned(dims(), Q, K, V, [&](MutableTensor o, MutableTensor w) { forward(Q, K, V, o, w); });
+}
+
+ForwardResult MyAttn::forward_bf16(ConstTensor Q, ConstTensor K, TensorView<const bfloat16> V) const {
+    check_takes_bf16_v(*impl().kernels); // before anything is sized
+    return forward_owned(dims(), Q, K, V, [&](MutableTensor o, MutableTensor w) { forward_bf16(Q, K, V, o, w); });
 }
 
 } // namespace myattn

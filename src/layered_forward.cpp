@@ -49,8 +49,11 @@ std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::si
     return std::min(plan.mc, B) * d.value_size2;
 }
 
-void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
-                     const Batch& x, const ForwardPlan& plan, std::size_t threads, float* a) {
+namespace {
+
+template <class VT>
+void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
+             const BatchOf<VT>& x, const ForwardPlan& plan, std::size_t threads, float* a) {
     const std::size_t q = d.query_size, L = d.value_size1, D = d.value_size2, o = d.output_size;
     // A shared V is split in blocks of columns, each task running every sample of the block
     // over them (V read once per block); a V per sample goes one sample per task, all columns,
@@ -66,16 +69,19 @@ void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& la
                      {.x1 = Q, .ld1 = q, .n1 = q, .x2 = x.K + s0 * x.k_stride, .ld2 = x.k_stride, .n2 = d.key_size},
                      rows, plan, threads, w);
         for (std::size_t r = 0; r < rows; ++r) k.softmax(w + r * L, L);
-        const float* V = x.V + s0 * x.v_stride;
+        const VT* V = x.V + s0 * x.v_stride;
         if (x.v_stride == 0) // one V for the block: each column block runs all rows, V read once
             for_each_task(column_blocks, threads, [&](std::size_t c) {
-                k.weighted_sum(
-                    {.rows = rows, .w = w, .ldw = L, .V = V, .v_stride = 0, .L = L, .d = D, .a = a, .lda = D},
+                weighted_sum_with(
+                    k,
+                    WeightedSumOf<VT>{
+                        .rows = rows, .w = w, .ldw = L, .V = V, .v_stride = 0, .L = L, .d = D, .a = a, .lda = D},
                     {c * columns, std::min(D, (c + 1) * columns)});
             });
         else
             for_each_task(rows, threads, [&](std::size_t r) {
-                k.weighted_sum({.rows = 1,
+                weighted_sum_with(k,
+                               WeightedSumOf<VT>{.rows = 1,
                                 .w = w + r * L,
                                 .ldw = L,
                                 .V = V + r * x.v_stride,
@@ -89,6 +95,18 @@ void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& la
         linear_layer(k, layout.combine, packed, {.x1 = Q, .ld1 = q, .n1 = q, .x2 = a, .ld2 = D, .n2 = D}, rows, plan,
                      threads, x.output + s0 * o);
     }
+}
+
+} // namespace
+
+void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
+                     const Batch& x, const ForwardPlan& plan, std::size_t threads, float* scratch) {
+    layered(k, d, layout, packed, x, plan, threads, scratch);
+}
+
+void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
+                     const BatchOf<bfloat16>& x, const ForwardPlan& plan, std::size_t threads, float* scratch) {
+    layered(k, d, layout, packed, x, plan, threads, scratch);
 }
 
 } // namespace myattn::detail

@@ -18,5 +18,8 @@ std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::si
 /// any thread count.
 void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
                      const Batch& x, const ForwardPlan& plan, std::size_t threads, float* scratch);
+/// The same with a bf16 V (precision bf16).
+void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
+                     const BatchOf<bfloat16>& x, const ForwardPlan& plan, std::size_t threads, float* scratch);
 
 } // namespace myattn::detail

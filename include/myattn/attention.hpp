@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "myattn/bfloat16.hpp"
 #include "myattn/export.hpp"
 #include "myattn/isa.hpp"
 #include "myattn/parameters.hpp"
@@ -63,7 +65,26 @@ class MYATTN_EXPORT MyAttn {
     /// As above, returning owned results.
     [[nodiscard]] ForwardResult forward(ConstTensor Q, ConstTensor K, ConstTensor V) const;
 
+    /// The same two with V as bfloat16 (read in place, half the bytes of a float V): only a
+    /// MyAttn of precision bf16 takes one (ArgumentError otherwise). The result is that of the
+    /// float V holding the same values. (Templates only so that a braced {nullptr, shape} V
+    /// still means a float one.)
+    template <class T>
+    requires std::is_same_v<std::remove_const_t<T>, bfloat16>
+    void forward(ConstTensor Q, ConstTensor K, TensorView<T> V, MutableTensor output, MutableTensor attn_weights) const {
+        forward_bf16(Q, K, V, output, attn_weights);
+    }
+    template <class T>
+    requires std::is_same_v<std::remove_const_t<T>, bfloat16>
+    [[nodiscard]] ForwardResult forward(ConstTensor Q, ConstTensor K, TensorView<T> V) const {
+        return forward_bf16(Q, K, V);
+    }
+
   private:
+    void forward_bf16(ConstTensor Q, ConstTensor K, TensorView<const bfloat16> V, MutableTensor output,
+                      MutableTensor attn_weights) const;
+    [[nodiscard]] ForwardResult forward_bf16(ConstTensor Q, ConstTensor K, TensorView<const bfloat16> V) const;
+
     struct Impl;
     [[nodiscard]] const Impl& impl() const;
     std::unique_ptr<Impl> impl_;

@@ -147,6 +147,21 @@ struct KernelTable {
 
 namespace {
 
+/// The table's forward and weighted sum for a V of floats or, precision bf16, of bf16s (whose
+/// entries the driver checked to be there).
+inline void forward_with(const KernelTable& k, const Dims& d, const PackedLayout& l, const float* packed,
+                         const Batch& x, Range s, float* scratch) {
+    k.forward(d, l, packed, x, s, scratch);
+}
+inline void forward_with(const KernelTable& k, const Dims& d, const PackedLayout& l, const float* packed,
+                         const BatchOf<bfloat16>& x, Range s, float* scratch) {
+    k.forward_bf16v(d, l, packed, x, s, scratch);
+}
+inline void weighted_sum_with(const KernelTable& k, const WeightedSum& op, Range c) { k.weighted_sum(op, c); }
+inline void weighted_sum_with(const KernelTable& k, const WeightedSumOf<bfloat16>& op, Range c) {
+    k.weighted_sum_bf16v(op, c);
+}
+
 /// The module's two Linears back to back, each where `linear_layout` puts it.
 template <class LinearLayoutOf>
 PackedLayout module_layout(const Dims& d, LinearLayoutOf linear_layout) {
