@@ -132,13 +132,13 @@ detail::BatchOf<VT> validate_call(const Dims& dims, const ConstTensor& Q, const 
                     throw ArgumentError(std::string(out.name) + ": output buffer overlaps " + in.name);
 
     return {.B = B,
-                 .Q = Q.data,
-                 .K = K.data,
-                 .V = V.data,
-                 .k_stride = sizes.k_stride,
-                 .v_stride = sizes.v_stride,
-                 .output = output.data,
-                 .attn_weights = attn_weights.data};
+            .Q = Q.data,
+            .K = K.data,
+            .V = V.data,
+            .k_stride = sizes.k_stride,
+            .v_stride = sizes.v_stride,
+            .output = output.data,
+            .attn_weights = attn_weights.data};
 }
 
 // Per-thread scratch that grows to the largest tile seen and is then reused: after the first
@@ -310,8 +310,7 @@ ForwardResult forward_owned(const Dims& d, ConstTensor Q, ConstTensor K, TensorV
     r.attn_weights_shape = Shape{B, d.value_size1};
     r.output.resize(r.output_shape.numel("output"));
     r.attn_weights.resize(r.attn_weights_shape.numel("attn_weights"));
-    forward(MutableTensor{r.output.data(), r.output_shape},
-            MutableTensor{r.attn_weights.data(), r.attn_weights_shape});
+    forward(MutableTensor{r.output.data(), r.output_shape}, MutableTensor{r.attn_weights.data(), r.attn_weights_shape});
     return r;
 }
 

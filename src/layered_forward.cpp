@@ -52,8 +52,8 @@ std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::si
 namespace {
 
 template <class VT>
-void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
-             const BatchOf<VT>& x, const ForwardPlan& plan, std::size_t threads, float* a) {
+void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x,
+             const ForwardPlan& plan, std::size_t threads, float* a) {
     const std::size_t q = d.query_size, L = d.value_size1, D = d.value_size2, o = d.output_size;
     // A shared V is split in blocks of columns, each task running every sample of the block
     // over them (V read once per block); a V per sample goes one sample per task, all columns,
@@ -81,16 +81,16 @@ void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, co
         else
             for_each_task(rows, threads, [&](std::size_t r) {
                 weighted_sum_with(k,
-                               WeightedSumOf<VT>{.rows = 1,
-                                .w = w + r * L,
-                                .ldw = L,
-                                .V = V + r * x.v_stride,
-                                .v_stride = 0,
-                                .L = L,
-                                .d = D,
-                                .a = a + r * D,
-                                .lda = D},
-                               {0, D});
+                                  WeightedSumOf<VT>{.rows = 1,
+                                                    .w = w + r * L,
+                                                    .ldw = L,
+                                                    .V = V + r * x.v_stride,
+                                                    .v_stride = 0,
+                                                    .L = L,
+                                                    .d = D,
+                                                    .a = a + r * D,
+                                                    .lda = D},
+                                  {0, D});
             });
         linear_layer(k, layout.combine, packed, {.x1 = Q, .ld1 = q, .n1 = q, .x2 = a, .ld2 = D, .n2 = D}, rows, plan,
                      threads, x.output + s0 * o);

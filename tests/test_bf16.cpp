@@ -91,7 +91,8 @@ TEST_CASE("bf16: to_bfloat16 rounds to nearest even, keeps NaN, and to_float is 
     REQUIRE(failed == 0);
 }
 
-TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, every edge tile", "[bf16][kernels]") {
+TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, every edge tile",
+          "[bf16][kernels][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = bf16_kernels(isa);
         const detail::KernelTable& f = f32_kernels(isa);
@@ -149,14 +150,15 @@ TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, e
 }
 
 TEST_CASE("bf16: weighted sum of a bf16 V is bitwise the f32 one of the same values, shared or not, any alignment",
-          "[bf16][kernels]") {
+          "[bf16][kernels][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = bf16_kernels(isa);
         const detail::KernelTable& f = f32_kernels(isa);
         REQUIRE(t.weighted_sum_bf16v != nullptr);
         REQUIRE(f.weighted_sum_bf16v == nullptr);
         // Tails of every width, windows of rows, and rows streamed one by one (4 KiB and more).
-        for (auto [L, d] : {std::pair<std::size_t, std::size_t>{7, 1}, {33, 19}, {5, 64}, {130, 47}, {3, 1030}, {2, 2080}})
+        for (auto [L, d] :
+             {std::pair<std::size_t, std::size_t>{7, 1}, {33, 19}, {5, 64}, {130, 47}, {3, 1030}, {2, 2080}})
             for (std::size_t shift : {0, 3}) // bf16s past a 64-byte boundary
                 for (std::size_t rows : {std::size_t(1), t.mr + 1}) {
                     CAPTURE(L, d, shift, rows);
@@ -198,7 +200,7 @@ TEST_CASE("bf16: weighted sum of a bf16 V is bitwise the f32 one of the same val
 }
 
 TEST_CASE("bf16: forward is bitwise the f32 forward of the bf16-rounded weights, with V as f32 or bf16",
-          "[bf16][kernels][forward]") {
+          "[bf16][kernels][forward][each_isa]") {
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = bf16_kernels(isa);
         const detail::KernelTable& f = f32_kernels(isa);

@@ -71,7 +71,8 @@ class MYATTN_EXPORT MyAttn {
     /// still means a float one.)
     template <class T>
     requires std::is_same_v<std::remove_const_t<T>, bfloat16>
-    void forward(ConstTensor Q, ConstTensor K, TensorView<T> V, MutableTensor output, MutableTensor attn_weights) const {
+    void forward(ConstTensor Q, ConstTensor K, TensorView<T> V, MutableTensor output,
+                 MutableTensor attn_weights) const {
         forward_bf16(Q, K, V, output, attn_weights);
     }
     template <class T>
