@@ -67,8 +67,8 @@ void reference_sample_with(const Dims& dims, const Scores& scores, const Combine
 
 /// One sample with float32 weights, summed in Acc; V float or bf16.
 template <class Acc, class VT>
-void reference_sample(const Dims& dims, const WeightsView& w, const float* q, const float* k, const VT* v,
-                      Acc* weights, Acc* a, Acc* output) {
+void reference_sample(const Dims& dims, const WeightsView& w, const float* q, const float* k, const VT* v, Acc* weights,
+                      Acc* a, Acc* output) {
     const std::size_t Q = dims.query_size;
     reference_sample_with<Acc>(
         dims,
