@@ -61,6 +61,15 @@ struct Measure {
     double mine, torch, allowed;
 };
 
+/// The float64 truth of `name` in the expected file, from its two float32 halves.
+std::vector<double> truth(const safetensors::TensorMap& ex, const std::string& name) {
+    const auto& hi = ex.at(name + "_f64_hi").data;
+    const auto& lo = ex.at(name + "_f64_lo").data;
+    std::vector<double> t(hi.size());
+    for (std::size_t i = 0; i < t.size(); ++i) t[i] = double(hi[i]) + double(lo[i]);
+    return t;
+}
+
 Measure measure(const std::vector<float>& got, const std::vector<float>& torch_f32, const std::vector<double>& truth) {
     const double torch = rel_error(torch_f32, truth);
     return {rel_error(got, truth), torch, std::max(allowed_ratio * torch, floor_of(truth))};
@@ -163,6 +172,51 @@ TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime
             std::printf("accuracy %-26s median ratio %s %.2f over %zu cases\n", std::string(t.id).c_str(),
                         r == &ratios_out ? "output" : "attn_weights", median, r->size());
             CHECK(median <= median_ratio);
+        }
+    }
+}
+
+// bf16 (docs/accuracy.md): on every ISA, with V as float and as bf16, at most PyTorch bf16
+// autocast's error on the case, or at most 1.5 times that of PyTorch float32 run on the same
+// bf16-rounded values (the weights; and V, for a bf16 V): where that rounding alone decides the
+// result (heavy cancellation), no bf16 computation can do better, and ours then differs from
+// autocast's by the float32 roundings only. Each case prints which bound holds it.
+TEST_CASE("accuracy: bf16 within PyTorch bf16 autocast's error, every regime, V float or bf16", "[accuracy][bf16]") {
+    FOR_EACH_ISA(isa) {
+        for (const Case& c : cases()) {
+            CAPTURE(c.name);
+            const Parameters p = Parameters::load(file(c, "weights"), c.q);
+            const auto in = safetensors::read(file(c, "inputs"));
+            const auto ex = safetensors::read(file(c, "expected"));
+            const Dims& d = p.dims();
+            const MyAttn attn(p, isa, Precision::bf16);
+            const std::vector<float>& V = in.at("V").data;
+            std::vector<bfloat16> Vb(V.size());
+            std::transform(V.begin(), V.end(), Vb.begin(), [](float v) { return to_bfloat16(v); });
+            const Shape q_shape{c.B, 1, d.query_size}, k_shape{c.shared_k ? 1 : c.B, 1, d.key_size},
+                v_shape{c.shared_v ? 1 : c.B, d.value_size1, d.value_size2};
+            const ForwardResult with_f32_v =
+                attn.forward({in.at("Q").data.data(), q_shape}, {in.at("K").data.data(), k_shape}, {V.data(), v_shape});
+            const ForwardResult with_bf16_v = attn.forward({in.at("Q").data.data(), q_shape},
+                                                           {in.at("K").data.data(), k_shape},
+                                                           TensorView<const bfloat16>{Vb.data(), v_shape});
+            const std::vector<double> out_truth = truth(ex, "output"), w_truth = truth(ex, "attn_weights");
+            for (bool bf16_v : {false, true}) {
+                const ForwardResult& got = bf16_v ? with_bf16_v : with_f32_v;
+                const test::TorchError& rounded = bf16_v ? c.torch_bf16wv : c.torch_bf16w;
+                const double out = rel_error(got.output, out_truth), w = rel_error(got.attn_weights, w_truth);
+                auto bound = [&](double autocast, double torch_rounded, const std::vector<double>& t) {
+                    return std::max({autocast, allowed_ratio * torch_rounded, floor_of(t)});
+                };
+                std::printf("accuracy bf16 %-7s %-4s V %-18s %-10s output %.2e autocast %.2e ratio %5.2f (rounded "
+                            "%.2e) | attn_weights %.2e autocast %.2e ratio %5.2f (rounded %.2e)\n",
+                            std::string(isa_name(isa)).c_str(), bf16_v ? "bf16" : "f32", c.name.c_str(),
+                            c.regime.c_str(), out, c.torch_bf16.output, out / c.torch_bf16.output, rounded.output, w,
+                            c.torch_bf16.attn_weights, w / c.torch_bf16.attn_weights, rounded.attn_weights);
+                CAPTURE(bf16_v);
+                CHECK(out <= bound(c.torch_bf16.output, rounded.output, out_truth));
+                CHECK(w <= bound(c.torch_bf16.attn_weights, rounded.attn_weights, w_truth));
+            }
         }
     }
 }
