@@ -4,7 +4,8 @@
 // fused/<isa>/... runs the batch through the fused kernel in the driver's tiles, as a layered
 // plan replaces it (an A/B within one run); forward_shared_v/<isa>/... and fused_shared_v/...
 // the same with one V shared by the batch: the Linears without V's stream (and
-// forward_shared_v/<isa>-int8/... at int8).
+// forward_shared_v/<isa>-int8/... at int8). forward_bf16v/<isa>-bf16/... is the bf16 precision
+// given V as bf16 (converted before the timing), beside forward/<isa>-bf16/... with a float V.
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -41,17 +42,27 @@ double weight_passes(myattn::Isa isa, const myattn::Dims& d, std::size_t batch, 
 }
 
 void forward_myattn(benchmark::State& state, myattn::Isa isa, myattn::Precision precision, const NamedShape* shape,
-                    std::size_t batch, int threads, bool shared_v) {
+                    std::size_t batch, int threads, bool shared_v, bool bf16_v) {
     const Workload& w = workload(*shape, batch);
     const myattn::MyAttn attn(w.params, isa, precision);
     const myattn::Dims& d = shape->dims;
     std::vector<float> out(batch * d.output_size), weights(batch * d.value_size1);
     const myattn::ConstTensor V = shared_v ? myattn::ConstTensor{w.V.data(), {1, d.value_size1, d.value_size2}} : w.v();
+    std::vector<myattn::bfloat16> V_bf16;
+    if (bf16_v) {
+        V_bf16.resize(V.shape.numel());
+        std::transform(V.data, V.data + V_bf16.size(), V_bf16.begin(), [](float v) { return myattn::to_bfloat16(v); });
+    }
+    const myattn::TensorView<const myattn::bfloat16> Vb{V_bf16.data(), V.shape};
     // The library runs in the caller's arena: this is how a caller limits its threads.
     tbb::task_arena(threads).execute([&] {
         for (auto _ : state) {
-            attn.forward(w.q(), w.k(), V, {out.data(), {batch, 1, d.output_size}},
-                         {weights.data(), {batch, d.value_size1}});
+            const myattn::MutableTensor o{out.data(), {batch, 1, d.output_size}},
+                a{weights.data(), {batch, d.value_size1}};
+            if (bf16_v)
+                attn.forward(w.q(), w.k(), Vb, o, a);
+            else
+                attn.forward(w.q(), w.k(), V, o, a);
             benchmark::DoNotOptimize(out.data());
             benchmark::ClobberMemory();
         }
@@ -160,7 +171,13 @@ void register_forward(const NamedShape& shape, std::size_t B) {
         for (myattn::Isa isa : myattn::runnable_isas())
             for (myattn::Precision precision : precisions_of(isa))
                 benchmark::RegisterBenchmark(join({"forward", impl_name(isa, precision), tail}).c_str(), forward_myattn,
-                                             isa, precision, &shape, B, t, false)
+                                             isa, precision, &shape, B, t, false, false)
+                    ->UseRealTime();
+        for (myattn::Isa isa : myattn::runnable_isas())
+            if (myattn::kernel_id(isa, myattn::Precision::bf16))
+                benchmark::RegisterBenchmark(
+                    join({"forward_bf16v", impl_name(isa, myattn::Precision::bf16), tail}).c_str(), forward_myattn, isa,
+                    myattn::Precision::bf16, &shape, B, t, false, true)
                     ->UseRealTime();
         for (const PeerInfo& peer : available_peers())
             benchmark::RegisterBenchmark(join({"forward", peer.name, tail}).c_str(), forward_peer, peer, &shape, B, t)
@@ -176,7 +193,7 @@ void register_forward(const NamedShape& shape, std::size_t B) {
             for (myattn::Precision precision : precisions_of(isa))
                 benchmark::RegisterBenchmark(
                     join({"forward_shared_v", impl_name(isa, precision), shape.name, std::to_string(B), "1"}).c_str(),
-                    forward_myattn, isa, precision, &shape, B, 1, true)
+                    forward_myattn, isa, precision, &shape, B, 1, true, false)
                     ->UseRealTime();
         }
 }

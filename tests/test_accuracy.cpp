@@ -197,9 +197,9 @@ TEST_CASE("accuracy: bf16 within PyTorch bf16 autocast's error, every regime, V 
                 v_shape{c.shared_v ? 1 : c.B, d.value_size1, d.value_size2};
             const ForwardResult with_f32_v =
                 attn.forward({in.at("Q").data.data(), q_shape}, {in.at("K").data.data(), k_shape}, {V.data(), v_shape});
-            const ForwardResult with_bf16_v = attn.forward({in.at("Q").data.data(), q_shape},
-                                                           {in.at("K").data.data(), k_shape},
-                                                           TensorView<const bfloat16>{Vb.data(), v_shape});
+            const ForwardResult with_bf16_v =
+                attn.forward({in.at("Q").data.data(), q_shape}, {in.at("K").data.data(), k_shape},
+                             TensorView<const bfloat16>{Vb.data(), v_shape});
             const std::vector<double> out_truth = truth(ex, "output"), w_truth = truth(ex, "attn_weights");
             for (bool bf16_v : {false, true}) {
                 const ForwardResult& got = bf16_v ? with_bf16_v : with_f32_v;
