@@ -181,7 +181,8 @@ TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime
 // bf16-rounded values (the weights; and V, for a bf16 V): where that rounding alone decides the
 // result (heavy cancellation), no bf16 computation can do better, and ours then differs from
 // autocast's by the float32 roundings only. Each case prints which bound holds it.
-TEST_CASE("accuracy: bf16 within PyTorch bf16 autocast's error, every regime, V float or bf16", "[accuracy][bf16]") {
+TEST_CASE("accuracy: bf16 within PyTorch bf16 autocast's error, every regime, V float or bf16",
+          "[accuracy][bf16][each_isa]") {
     FOR_EACH_ISA(isa) {
         for (const Case& c : cases()) {
             CAPTURE(c.name);

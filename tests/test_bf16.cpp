@@ -11,10 +11,18 @@
 #include <vector>
 
 #include "dispatch.hpp"
+#include "forward_plan.hpp"
+#include "layered_forward.hpp"
 #include "myattn/bfloat16.hpp"
+#include "myattn/myattn.hpp"
 #include "support/check.hpp"
 #include "support/isas.hpp"
 #include "support/random.hpp"
+
+#ifdef MYATTN_WITH_TBB
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+#endif
 
 using namespace myattn;
 using namespace myattn::test;
@@ -255,4 +263,82 @@ TEST_CASE("bf16: forward is bitwise the f32 forward of the bf16-rounded weights,
             }
         }
     }
+}
+
+TEST_CASE("bf16: a bf16 V gives the float V's bits through MyAttn and the layered driver, 1 or 2 threads",
+          "[bf16][forward][each_isa]") {
+#ifdef MYATTN_WITH_TBB
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
+#endif
+    FOR_EACH_ISA(isa) {
+        const Dims d{13, 40, 71, 21, 35};
+        const Parameters p = Parameters::random(d, 5);
+        const MyAttn attn(p, isa, Precision::bf16);
+        REQUIRE(attn.precision() == Precision::bf16);
+        const detail::KernelTable& t = bf16_kernels(isa);
+        std::vector<float> packed(t.layout(d).size);
+        const detail::PackedLayout layout = t.pack(d,
+                                                   {.attn_weight = p.attn_weight().data(),
+                                                    .attn_bias = p.attn_bias().data(),
+                                                    .combine_weight = p.combine_weight().data(),
+                                                    .combine_bias = p.combine_bias().data()},
+                                                   packed.data());
+        const detail::ForwardPlan plan{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 3 * t.mr};
+        for (std::size_t B : {std::size_t(1), 2 * t.mr + 3})
+            for (bool shared : {false, true}) {
+                CAPTURE(B, shared);
+                const Inputs x = random_inputs(d, B, shared, shared, B);
+                const std::vector<float> Vr = rounded(x.V);
+                const std::vector<bfloat16> Vb = as_bf16(x.V);
+                const Shape q{B, 1, d.query_size}, k{shared ? 1 : B, 1, d.key_size},
+                    v{shared ? 1 : B, d.value_size1, d.value_size2};
+                const ForwardResult want = attn.forward({x.Q.data(), q}, {x.K.data(), k}, {Vr.data(), v});
+                const ForwardResult got =
+                    attn.forward({x.Q.data(), q}, {x.K.data(), k}, TensorView<const bfloat16>{Vb.data(), v});
+                check_same_bits("output", got.output, want.output);
+                check_same_bits("attn_weights", got.attn_weights, want.attn_weights);
+                const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : d.value_size1 * d.value_size2;
+                for (int threads : {1, 2}) {
+                    CAPTURE(threads);
+                    std::vector<float> o(want.output.size()), a(want.attn_weights.size());
+                    std::vector<float> s(detail::layered_scratch_size(d, plan, B));
+                    auto run = [&] {
+                        detail::layered_forward(t, d, layout, packed.data(),
+                                                {B, x.Q.data(), x.K.data(), Vb.data(), ks, vs, o.data(), a.data()},
+                                                plan, static_cast<std::size_t>(threads), s.data());
+                    };
+#ifdef MYATTN_WITH_TBB
+                    tbb::task_arena(threads).execute(run);
+#else
+                    run();
+#endif
+                    check_same_bits("layered output", o, want.output);
+                    check_same_bits("layered attn_weights", a, want.attn_weights);
+                }
+            }
+    }
+}
+
+TEST_CASE("bf16: only a MyAttn of precision bf16 takes a bf16 V, refused before anything is written", "[bf16]") {
+    const Dims d{2, 3, 4, 5, 6};
+    const Parameters p = Parameters::random(d, 1);
+    const std::vector<float> Q(d.query_size), K(d.key_size);
+    const std::vector<bfloat16> V(d.value_size1 * d.value_size2);
+    std::vector<float> out(d.output_size, sentinel), w(d.value_size1, sentinel);
+    for (Precision precision : {Precision::f32, Precision::int8}) {
+        const MyAttn attn(p, Isa::scalar, precision);
+        const TensorView<const bfloat16> v{V.data(), {1, d.value_size1, d.value_size2}};
+        CHECK_THROWS_AS(attn.forward({Q.data(), {1, 1, d.query_size}}, {K.data(), {1, 1, d.key_size}}, v,
+                                     {out.data(), {1, 1, d.output_size}}, {w.data(), {1, d.value_size1}}),
+                        ArgumentError);
+        CHECK_THROWS_WITH(attn.forward({Q.data(), {1, 1, d.query_size}}, {K.data(), {1, 1, d.key_size}}, v),
+                          Catch::Contains("a bfloat16 V needs a MyAttn of precision bf16"));
+    }
+    CHECK(std::all_of(out.begin(), out.end(), [](float x) { return x == sentinel; }));
+    CHECK(std::all_of(w.begin(), w.end(), [](float x) { return x == sentinel; }));
+    // A shape error names V, with a bf16 V as with a float one.
+    const MyAttn attn(p, Isa::scalar, Precision::bf16);
+    CHECK_THROWS_WITH(attn.forward({Q.data(), {1, 1, d.query_size}}, {K.data(), {1, 1, d.key_size}},
+                                   TensorView<const bfloat16>{V.data(), {1, d.value_size1 + 1, d.value_size2}}),
+                      Catch::StartsWith("V: expected shape"));
 }
