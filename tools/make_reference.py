@@ -349,13 +349,18 @@ def main():
               f"  |f32-f64| out {d_out:.2e} w {d_w:.2e}{extra}")
         lines.append(f"{name} {q} {k} {L} {d} {o} {B} {sk} {sv} {seed}")
 
-    cases_path = os.path.join(outdir, "cases.txt")
-    with open(cases_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    total += os.path.getsize(cases_path)
+    total += write_cases(outdir, lines)
     print(f"{len(CASES)} cases, {3 * len(CASES) + 1} files, {total} bytes in {outdir}")
     write_accuracy(os.path.join(outdir, "accuracy"))
     return 0
+
+
+def write_cases(outdir, lines):
+    """Writes cases.txt, one line each; returns its size in bytes."""
+    path = os.path.join(outdir, "cases.txt")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return os.path.getsize(path)
 
 
 def as_stored(w, dtype):
@@ -449,10 +454,7 @@ def write_accuracy(outdir):
               + "".join(f"  {p} {low[p][0]:.2e} {low[p][1]:.2e}" for p in ("bf16", "int8", "bf16w", "bf16wv")))
         errors = " ".join(f"{e:.6e}" for p in ("bf16", "int8", "bf16w", "bf16wv") for e in low[p])
         lines.append(f"{name} {regime} {q} {k} {L} {d} {o} {B} {sk} {sv} {seed} {dtype} {errors}")
-    cases_path = os.path.join(outdir, "cases.txt")
-    with open(cases_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    total += os.path.getsize(cases_path)
+    total += write_cases(outdir, lines)
     print(f"{len(accuracy_cases.CASES)} accuracy cases, {total} bytes in {outdir}")
 
 
