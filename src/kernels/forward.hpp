@@ -2,10 +2,11 @@
 // over the Linear steps of one precision (`Lin`: F32Linear, kernels/linear.hpp, or Int8Linear,
 // kernels/int8_linear.hpp). The softmax and the weighted sum are float32 at every precision.
 //
-// A tile of samples runs in groups of MR: scores (straight into attn_weights) → softmax in
-// place → weighted sum into scratch → combine into output, so each group's Q, K and V rows,
-// weights and `a` are still in L1 for the next step. The packed weights are W1's panels then
-// W2's (pack_linear's layout each, where layout() says).
+// A tile of samples runs in groups of MR, each through compose() (kernels/compose.hpp) over
+// this ISA's register kernels: scores (straight into attn_weights) → softmax in place →
+// weighted sum into scratch → combine into output, so each group's Q, K and V rows, weights
+// and `a` are still in L1 for the next step. The packed weights are W1's panels then W2's
+// (pack_linear's layout each, where layout() says).
 //
 // Only src/isa/<isa>.cpp includes this, once, and exports nothing but its table accessor.
 #pragma once
@@ -14,6 +15,7 @@
 #include <type_traits>
 
 #include "kernels/blocking.hpp"
+#include "kernels/compose.hpp"
 #include "kernels/int8_linear.hpp"
 #include "kernels/linear.hpp"
 #include "kernels/prefetch.hpp"
@@ -45,39 +47,34 @@ std::size_t scratch_size(const Dims& d, std::size_t rows) {
     return (rows < MR ? rows : MR) * d.value_size2;
 }
 
-/// One group of M samples, from g, through the whole module; pf requests the next group's V
-/// while the Linears compute.
-template <class Arch, class Lin, std::size_t M, class VT, class Prefetch>
-void forward_group(const Dims& dims, const float* W1, const float* W2, const BatchOf<VT>& x, std::size_t g,
-                   float* scratch, Prefetch& pf) {
-    const std::size_t q = dims.query_size, k = dims.key_size, L = dims.value_size1, d = dims.value_size2,
-                      o = dims.output_size;
-    const float* Q = x.Q + g * q;
-    float* w = x.attn_weights + g * L;
-    Lin::template rows<M>(W1, L, {.x1 = Q, .ld1 = q, .n1 = q, .x2 = x.K + g * x.k_stride, .ld2 = x.k_stride, .n2 = k},
-                          w, L, pf);
-    const SplitRows qa{.x1 = Q, .ld1 = q, .n1 = q, .x2 = scratch, .ld2 = d, .n2 = d};
-    float* y = x.output + g * o;
-    // The combine's Q part first: it does not wait for the attention, so the core runs it
-    // beside the softmax's chain of dependent steps. The second pass continues the same sums in
-    // the same order, then adds the bias: bitwise one pass.
-    Lin::template rows<M>(W2, o, qa, y, o, pf, 0, q);
-    for (std::size_t m = 0; m < M; ++m) softmax<Arch>(w + m * L, L);
-    if (x.v_stride == 0)
-        weighted_sum_rows<Arch, M>(w, L, x.V, L, d, d, scratch, d);
-    else
-        for (std::size_t m = 0; m < M; ++m)
-            weighted_sum_rows<Arch, 1>(w + m * L, L, x.V + (g + m) * x.v_stride, L, d, d, scratch + m * d, d);
-    Lin::template rows<M>(W2, o, qa, y, o, pf, q);
-}
+/// The register kernels of Lin's precision, for one group of M samples (compose's Steps): pf
+/// requests the next group's V while the Linears compute. The weighted sum takes V's element
+/// type from the batch (float, or bf16 for the bf16 precision).
+template <class Arch, class Lin, std::size_t M, class Prefetch>
+struct GroupSteps {
+    const PackedLayout& layout;
+    const float* packed;
+    Prefetch& pf;
+
+    static constexpr bool partial_inputs = true;
+
+    void linear(Layer which, const SplitRows& x, std::size_t /*rows: M*/, float* y, std::size_t ldy,
+                Range inputs = {0, std::size_t(-1)}) {
+        const LinearLayout& l = which == Layer::scores ? layout.scores : layout.combine;
+        Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, inputs.begin, inputs.end);
+    }
+    void softmax(float* row, std::size_t n) { detail::softmax<Arch>(row, n); }
+    template <class VT>
+    void weighted_sum(const WeightedSumOf<VT>& op) {
+        detail::weighted_sum<Arch, VT, M>(op, {0, op.d});
+    }
+};
 
 template <class Arch, class Lin, class VT>
 void forward(const Dims& dims, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x, Range samples,
              float* scratch) {
     constexpr std::size_t MR = Blocking<Arch>::MR;
     const std::size_t begin = samples.begin, end = samples.end;
-    const float* W1 = packed + layout.scores.offset;
-    const float* W2 = packed + layout.combine.offset;
     // Each full group requests the next group's V a few lines per step of its Linears, so that
     // it streams in while they compute (what it bought: docs/tuning.md). Only
     // V per sample, and at most Blocking::prefetch_limit bytes of it.
@@ -89,10 +86,12 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
                 if (prefetch_v && g + M < end) {
                     const char* next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
                     PrefetchStream pf{next, next + (end - g - M < MR ? end - g - M : MR) * v_bytes};
-                    return forward_group<Arch, Lin, M>(dims, W1, W2, x, g, scratch, pf);
+                    GroupSteps<Arch, Lin, M, PrefetchStream> steps{layout, packed, pf};
+                    return compose(steps, dims, x, {g, g + M}, scratch);
                 }
             NoPrefetch none;
-            forward_group<Arch, Lin, M>(dims, W1, W2, x, g, scratch, none);
+            GroupSteps<Arch, Lin, M, NoPrefetch> steps{layout, packed, none};
+            compose(steps, dims, x, {g, g + M}, scratch);
         });
 }
 

@@ -123,10 +123,10 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t
         }
 }
 
-/// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d values apart.
-template <class Arch, class VT = float>
+/// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d values apart. A shared
+/// V runs groups of up to MR rows (MR = M for a caller that knows op.rows = M).
+template <class Arch, class VT = float, std::size_t MR = Blocking<Arch>::MR>
 void weighted_sum(const WeightedSumOf<VT>& op, Range c) {
-    constexpr std::size_t MR = Blocking<Arch>::MR;
     const std::size_t n = c.end - c.begin, ldw = op.ldw, lda = op.lda;
     const VT* V = op.V + c.begin;
     float* a = op.a + c.begin;
