@@ -25,7 +25,6 @@ namespace {
 
 using detail::Batch;
 using detail::KernelTable;
-using detail::LinearLayout;
 using detail::PackedLayout;
 
 std::string shape_str(std::initializer_list<std::size_t> s) { return Shape(s).to_string(); }
@@ -150,61 +149,15 @@ float* thread_scratch(std::size_t floats) {
 }
 
 #ifdef MYATTN_WITH_TBB
-// Too few samples for one tile per thread, but large Linears (shape X at B = 1): the threads
-// share each Linear's output features instead, in whole panels as the layout gives them. Each
-// output is still computed by the same kernel in the same order: the bits do not change.
+// Too few samples for one group per thread, but large Linears (shape X at B = 1): the threads
+// share each step instead (detail::plan_by_features). Each output is still computed by the
+// same kernel in the same order: the bits do not change.
 constexpr double split_min_flops = 1 << 22; // ~40 µs of one core: dwarfs a parallel_for's cost
 
 bool large_linears(const Dims& d) { return detail::linear_flops_per_sample(d) >= split_min_flops; }
 
 bool split_features(const KernelTable& k, const Dims& d, std::size_t B, std::size_t threads) {
     return (B + k.mr - 1) / k.mr < threads && large_linears(d);
-}
-
-void linear_by_features(const KernelTable& k, const LinearLayout& l, const float* packed, std::size_t rows,
-                        const detail::SplitRows& x, float* y) {
-    const std::size_t panels = (l.out + l.panel - 1) / l.panel;
-    detail::parallel_for(panels, [&](const tbb::blocked_range<std::size_t>& r) {
-        k.linear(l, packed, x, rows, {r.begin() * l.panel, std::min(l.out, r.end() * l.panel)}, y, l.out);
-    });
-}
-
-// The weighted sums too, in blocks of columns (each column's chain is the same whichever task
-// runs it): X's 2 MiB of V at B = 1 is a tenth of the call on one thread.
-template <class VT>
-void weighted_sum_by_columns(const KernelTable& k, const Dims& d, const detail::BatchOf<VT>& x, float* a) {
-    const std::size_t L = d.value_size1, D = d.value_size2;
-    constexpr std::size_t block = 256; // columns per task: 1 KiB of each V row, whole cache lines
-    const std::size_t blocks = (D + block - 1) / block;
-    detail::parallel_for(x.B * blocks, [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t t = r.begin(); t < r.end(); ++t) {
-            const std::size_t b = t / blocks, j0 = t % blocks * block;
-            detail::weighted_sum_with(k,
-                                      detail::WeightedSumOf<VT>{.rows = 1,
-                                                                .w = x.attn_weights + b * L,
-                                                                .ldw = L,
-                                                                .V = x.V + b * x.v_stride,
-                                                                .v_stride = 0,
-                                                                .L = L,
-                                                                .d = D,
-                                                                .a = a + b * D,
-                                                                .lda = D},
-                                      {j0, std::min(D, j0 + block)});
-        }
-    });
-}
-
-template <class VT>
-void forward_by_features(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
-                         const detail::BatchOf<VT>& x) {
-    const std::size_t q = d.query_size, L = d.value_size1, D = d.value_size2;
-    float* a = thread_scratch(x.B * D);
-    linear_by_features(k, layout.scores, packed, x.B,
-                       {.x1 = x.Q, .ld1 = q, .n1 = q, .x2 = x.K, .ld2 = x.k_stride, .n2 = d.key_size}, x.attn_weights);
-    for (std::size_t b = 0; b < x.B; ++b) k.softmax(x.attn_weights + b * L, L);
-    weighted_sum_by_columns(k, d, x, a);
-    linear_by_features(k, layout.combine, packed, x.B, {.x1 = x.Q, .ld1 = q, .n1 = q, .x2 = a, .ld2 = D, .n2 = D},
-                       x.output);
 }
 #endif
 
@@ -272,14 +225,17 @@ void run(const KernelTable& kernels, const Dims& dims, const PackedLayout& layou
     // arena: asking it costs a tenth of such a call (shape S at B = 1).
     const bool one_task = B <= kernels.mr && !large_linears(dims);
     const auto threads = one_task ? 1 : static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
-    if (split_features(kernels, dims, B, threads)) return forward_by_features(kernels, dims, layout, packed, batch);
+    const bool by_features = split_features(kernels, dims, B, threads);
 #else
     const std::size_t threads = 1;
+    const bool by_features = false;
 #endif
     // Weights beyond L2 and more than one group: each Linear once per block of MC samples.
-    if (plan.layered && B > kernels.mr)
-        return detail::layered_forward(kernels, dims, layout, packed, batch, plan, threads,
-                                       thread_scratch(detail::layered_scratch_size(dims, plan, B)));
+    if (by_features || (plan.layered && B > kernels.mr)) {
+        const detail::ForwardPlan p = by_features ? detail::plan_by_features(B) : plan;
+        return detail::layered_forward(kernels, dims, layout, packed, batch, p, threads,
+                                       thread_scratch(detail::layered_scratch_size(dims, p, B)));
+    }
     // A batch of at most one group is one tile: no cache arithmetic, no division (S at B = 1).
     const std::size_t rows = B <= kernels.mr ? B : detail::rows_per_tile(dims, B, kernels.mr, threads);
     const std::size_t tiles = rows == B ? 1 : (B + rows - 1) / rows;

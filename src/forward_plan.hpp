@@ -8,6 +8,9 @@
 //   group. The batch then runs layer by layer over blocks of MC samples, each Linear BLIS
 //   style: KC inputs × NC output features of the weights held in L2 while every group of the
 //   block passes over them, so each weight is read from beyond L2 about once per MC samples.
+// - Split by features (chosen per call, not here): too few samples for a group per thread
+//   through large Linears (shape X at B = 1): the layered path with one block of the whole
+//   batch, the threads sharing each Linear's panels.
 // Either way every output is the same chain: one fused multiply-add per input, in input order,
 // and its bias. The bits do not depend on the plan, KC, NC or MC.
 #pragma once
@@ -24,9 +27,10 @@ namespace myattn::detail {
 struct ForwardPlan {
     bool layered;
     /// Inputs per slice of a Linear: the MR × KC sliver of inputs, reused by every panel, fills
-    /// half of L1d while the panels stream past.
+    /// half of L1d while the panels stream past (0: the kernels' own KC).
     std::size_t kc;
-    /// Output features per block of weights (a multiple of NR): KC × NC weights in half of L2.
+    /// Output features per block of weights (a multiple of NR): KC × NC weights in half of L2
+    /// (0: no blocks, each thread's share of the panels at once).
     std::size_t nc;
     /// Samples per layered block (a multiple of MR): the block's KC inputs and NC outputs of
     /// each sample in a quarter of L2, beside the weights.
@@ -50,6 +54,11 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
     const bool layered = packed_weight_bytes(d) > c.l2 / 4 * 3;
     return {.layered = layered, .kc = kc, .nc = nc, .mc = mc};
 }
+
+/// B samples too few for a group per thread, through large Linears: one block of them all,
+/// each Linear's panels shared out among the threads with no NC blocks (each weight is read
+/// once per call anyway), KC the kernels' own.
+inline ForwardPlan plan_by_features(std::size_t B) { return {.layered = true, .kc = 0, .nc = 0, .mc = B}; }
 
 /// "layered: MC 120, NC 320, KC 768" or "fused" (its blocking is the kernels' own).
 inline std::string to_string(const ForwardPlan& p) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/compose.hpp"
+
 #ifdef MYATTN_WITH_TBB
 #include "parallel_for.hpp"
 #endif
@@ -25,23 +27,59 @@ void for_each_task(std::size_t n, std::size_t threads, const Body& body) {
     for (std::size_t i = 0; i < n; ++i) body(i);
 }
 
-/// One Linear over `rows` samples, its features in blocks of at most NC, one task each: as many
-/// blocks as NC needs, rounded up to a multiple of the threads, all of about the same number of
-/// whole panels. Each weight is read by one task only.
-void linear_layer(const KernelTable& k, const LinearLayout& l, const float* packed, const SplitRows& x,
-                  std::size_t rows, const ForwardPlan& plan, std::size_t threads, float* y) {
-    const std::size_t panels = (l.out + l.panel - 1) / l.panel;
-    const std::size_t nc_panels = std::max<std::size_t>(1, plan.nc / l.panel);
-    const std::size_t blocks = (panels + nc_panels - 1) / nc_panels;
-    const std::size_t balanced = (blocks + threads - 1) / threads * threads;
-    const std::size_t per_task = (panels + balanced - 1) / balanced;
-    const std::size_t tasks = (panels + per_task - 1) / per_task;
-    const LinearBlocking b{.kc = plan.kc, .nc = plan.nc};
-    for_each_task(tasks, threads, [&](std::size_t t) {
-        const Range f{t * per_task * l.panel, std::min(l.out, (t + 1) * per_task * l.panel)};
-        k.linear_blocked(l, packed, x, rows, f, b, y, l.out);
-    });
-}
+/// The table's kernels, each step of a block shared by the threads (compose's Steps).
+struct SharedSteps {
+    const KernelTable& k;
+    const PackedLayout& layout;
+    const float* packed;
+    const ForwardPlan& plan;
+    std::size_t threads;
+
+    static constexpr bool partial_inputs = false; // the combine as one Linear: a pass fewer
+
+    /// A Linear's features in blocks of at most NC (or one block), one task each: as many blocks
+    /// as NC needs, rounded up to a multiple of the threads, all of about the same number of
+    /// whole panels. Each weight is read by one task only.
+    void linear(Layer which, const SplitRows& x, std::size_t rows, float* y, std::size_t ldy) const {
+        const LinearLayout& l = which == Layer::scores ? layout.scores : layout.combine;
+        const std::size_t panels = (l.out + l.panel - 1) / l.panel;
+        const std::size_t nc_panels = plan.nc == 0 ? panels : std::max<std::size_t>(1, plan.nc / l.panel);
+        const std::size_t blocks = (panels + nc_panels - 1) / nc_panels;
+        const std::size_t balanced = (blocks + threads - 1) / threads * threads;
+        const std::size_t per_task = (panels + balanced - 1) / balanced;
+        const std::size_t tasks = (panels + per_task - 1) / per_task;
+        const LinearBlocking b{.kc = plan.kc, .nc = plan.nc};
+        for_each_task(tasks, threads, [&](std::size_t t) {
+            const Range f{t * per_task * l.panel, std::min(l.out, (t + 1) * per_task * l.panel)};
+            k.linear_blocked(l, packed, x, rows, f, b, y, ldy);
+        });
+    }
+
+    void softmax(float* row, std::size_t n) const { k.softmax(row, n); }
+
+    /// A V per sample streams best whole, one task per sample (kernels/weighted_sum.hpp), when
+    /// there are samples enough to share out; otherwise, and for a V shared by the rows (read
+    /// once per column block), the tasks take blocks of columns. V of floats or, precision
+    /// bf16, of bf16s (the driver checked the table has those kernels).
+    template <class VT>
+    void weighted_sum(const WeightedSumOf<VT>& op) const {
+        constexpr std::size_t block = 256; // 1 KiB of each row, whole cache lines
+        const bool per_sample = op.v_stride != 0;
+        const std::size_t columns = threads == 1 || (per_sample && op.rows >= 4 * threads) ? op.d : block;
+        const std::size_t column_blocks = (op.d + columns - 1) / columns, groups = per_sample ? op.rows : 1;
+        for_each_task(groups * column_blocks, threads, [&](std::size_t t) {
+            const std::size_t g = t / column_blocks, c = t % column_blocks * columns;
+            WeightedSumOf<VT> part = op;
+            if (per_sample) {
+                part.rows = 1;
+                part.w += g * op.ldw;
+                part.V += g * op.v_stride;
+                part.a += g * op.lda;
+            }
+            weighted_sum_with(k, part, {c, std::min(op.d, c + columns)});
+        });
+    }
+};
 
 } // namespace
 
@@ -54,47 +92,8 @@ namespace {
 template <class VT>
 void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x,
              const ForwardPlan& plan, std::size_t threads, float* a) {
-    const std::size_t q = d.query_size, L = d.value_size1, D = d.value_size2, o = d.output_size;
-    // A shared V is split in blocks of columns, each task running every sample of the block
-    // over them (V read once per block); a V per sample goes one sample per task, all columns,
-    // as one stream (kernels/weighted_sum.hpp).
-    constexpr std::size_t block = 256; // 1 KiB of each row, whole cache lines
-    const std::size_t column_blocks = threads > 1 ? (D + block - 1) / block : 1;
-    const std::size_t columns = threads > 1 ? block : D;
-    for (std::size_t s0 = 0; s0 < x.B; s0 += plan.mc) {
-        const std::size_t rows = std::min(plan.mc, x.B - s0);
-        const float* Q = x.Q + s0 * q;
-        float* w = x.attn_weights + s0 * L;
-        linear_layer(k, layout.scores, packed,
-                     {.x1 = Q, .ld1 = q, .n1 = q, .x2 = x.K + s0 * x.k_stride, .ld2 = x.k_stride, .n2 = d.key_size},
-                     rows, plan, threads, w);
-        for (std::size_t r = 0; r < rows; ++r) k.softmax(w + r * L, L);
-        const VT* V = x.V + s0 * x.v_stride;
-        if (x.v_stride == 0) // one V for the block: each column block runs all rows, V read once
-            for_each_task(column_blocks, threads, [&](std::size_t c) {
-                weighted_sum_with(
-                    k,
-                    WeightedSumOf<VT>{
-                        .rows = rows, .w = w, .ldw = L, .V = V, .v_stride = 0, .L = L, .d = D, .a = a, .lda = D},
-                    {c * columns, std::min(D, (c + 1) * columns)});
-            });
-        else
-            for_each_task(rows, threads, [&](std::size_t r) {
-                weighted_sum_with(k,
-                                  WeightedSumOf<VT>{.rows = 1,
-                                                    .w = w + r * L,
-                                                    .ldw = L,
-                                                    .V = V + r * x.v_stride,
-                                                    .v_stride = 0,
-                                                    .L = L,
-                                                    .d = D,
-                                                    .a = a + r * D,
-                                                    .lda = D},
-                                  {0, D});
-            });
-        linear_layer(k, layout.combine, packed, {.x1 = Q, .ld1 = q, .n1 = q, .x2 = a, .ld2 = D, .n2 = D}, rows, plan,
-                     threads, x.output + s0 * o);
-    }
+    SharedSteps steps{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = threads};
+    for (std::size_t s0 = 0; s0 < x.B; s0 += plan.mc) compose(steps, d, x, {s0, std::min(x.B, s0 + plan.mc)}, a);
 }
 
 } // namespace

@@ -124,7 +124,7 @@ TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group 
     }
 }
 
-TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking, 1 or 2 threads",
+TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking or feature split, 1 or 2 threads",
           "[layered][forward][each_isa]") {
 #ifdef MYATTN_WITH_TBB
     const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
@@ -147,7 +147,9 @@ TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking, 1 or
                 t.forward(d, w.layout, w.weights.data(),
                           {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), weights.data()}, {0, B},
                           scratch.data());
-                const std::pair<const detail::ForwardPlan&, int> runs[] = {{plans[0], 1}, {plans[0], 2}, {plans[1], 2}};
+                // The feature split too: one block of all B samples, the Linears in whole panels.
+                const std::pair<detail::ForwardPlan, int> runs[] = {
+                    {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {detail::plan_by_features(B), 2}};
                 for (const auto& [plan, threads] : runs) {
                     CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
                     std::vector<float> o(out.size()), a(weights.size());
@@ -183,12 +185,10 @@ TEST_CASE("layered: MyAttn with 4 MiB of weights runs layered, a sample's bits a
                          {x.K.data() + b * d.key_size, {1, 1, d.key_size}}, x.v(d),
                          {alone_out.data() + b * d.output_size, {1, 1, d.output_size}},
                          {alone_w.data() + b * d.value_size1, {1, d.value_size1}});
-        for (int threads : {2}) { // 1 thread: the odd-size case above
-            CAPTURE(threads);
-            ForwardResult r;
-            on_threads(threads, [&] { r = attn.forward(x.q(d), x.k(d), x.v(d)); });
-            CHECK(same_bits(r.output, alone_out));
-            CHECK(same_bits(r.attn_weights, alone_w));
-        }
+        // 2 threads (1 thread and other blockings: the odd-size case above).
+        ForwardResult r;
+        on_threads(2, [&] { r = attn.forward(x.q(d), x.k(d), x.v(d)); });
+        CHECK(same_bits(r.output, alone_out));
+        CHECK(same_bits(r.attn_weights, alone_w));
     }
 }

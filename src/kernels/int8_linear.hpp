@@ -289,8 +289,9 @@ void int8_linear(const LinearLayout& l, const float* packed, const SplitRows& x,
         });
 }
 
-/// The same outputs with the weights in blocks of b.nc features outermost, every group of rows
-/// passing over a block while L2 holds it. b.kc does not apply: each part is summed whole.
+/// The same outputs with the weights in blocks of b.nc features (0: all of them) outermost,
+/// every group of rows passing over a block while L2 holds it. b.kc does not apply: each part
+/// is summed whole.
 template <class Arch, class Dot>
 void int8_linear_blocked(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f,
                          const LinearBlocking& b, float* y, std::size_t ldy) {
@@ -299,7 +300,7 @@ void int8_linear_blocked(const LinearLayout& l, const float* packed, const Split
     packed += l.offset + f.begin / B::NR * pl.words();
     y += f.begin;
     const std::size_t out = f.end - f.begin, panels = (out + B::NR - 1) / B::NR;
-    const std::size_t nc_panels = b.nc >= B::NR ? b.nc / B::NR : 1;
+    const std::size_t nc_panels = b.nc == 0 ? panels : b.nc >= B::NR ? b.nc / B::NR : 1;
     const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows, true, true);
     for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
         const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;

@@ -219,7 +219,8 @@ void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows&
     packed += l.offset + f.begin / l.panel * panel_words<Arch, Fmt>(l.panel, l.in);
     y += f.begin;
     const std::size_t out = f.end - f.begin, in = l.in, panels = (out + B::NR - 1) / B::NR;
-    const std::size_t nc_panels = b.nc >= B::NR ? b.nc / B::NR : 1, kc = b.kc > 0 ? b.kc : B::KC;
+    const std::size_t nc_panels = b.nc == 0 ? panels : b.nc >= B::NR ? b.nc / B::NR : 1;
+    const std::size_t kc = b.kc > 0 ? b.kc : B::KC;
     for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
         const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;
         std::size_t k0 = 0;

@@ -74,8 +74,8 @@ struct SplitRows {
     std::size_t ld2, n2;
 };
 
-/// Cache blocking of a Linear over many rows: KC inputs at a time, NC output features (a
-/// multiple of the panel width) at a time.
+/// Cache blocking of a Linear over many rows: KC inputs at a time (0: the kernels' own KC), NC
+/// output features (a multiple of the panel width; 0: all of them) at a time.
 struct LinearBlocking {
     std::size_t kc, nc;
 };
