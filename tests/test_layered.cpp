@@ -1,6 +1,6 @@
 // The layered forward for weights beyond L2 (src/forward_plan.hpp): the plan as a pure function
 // of made-up caches, and bitwise equality with the fused path it replaces, at odd sizes, for
-// made-up blockings and 1 or 2 threads.
+// made-up blockings, the feature split's plan, and 1 or 2 threads.
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <utility>
@@ -142,11 +142,12 @@ TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking or fe
                 if (isa == Isa::scalar && B == 300) continue; // its reference is slow under emulation
                 const Inputs x = random_inputs(d, B, shared, shared, B);
                 const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : d.value_size1 * d.value_size2;
+                const auto batch = [&](std::vector<float>& out, std::vector<float>& weights) {
+                    return detail::Batch{B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), weights.data()};
+                };
                 std::vector<float> out(B * d.output_size), weights(B * d.value_size1);
                 std::vector<float> scratch(t.scratch_size(d, B));
-                t.forward(d, w.layout, w.weights.data(),
-                          {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), weights.data()}, {0, B},
-                          scratch.data());
+                t.forward(d, w.layout, w.weights.data(), batch(out, weights), {0, B}, scratch.data());
                 // The feature split too: one block of all B samples, the Linears in whole panels.
                 const std::pair<detail::ForwardPlan, int> runs[] = {
                     {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {detail::plan_by_features(B), 2}};
@@ -155,9 +156,8 @@ TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking or fe
                     std::vector<float> o(out.size()), a(weights.size());
                     std::vector<float> s(detail::layered_scratch_size(d, plan, B));
                     on_threads(threads, [&] {
-                        detail::layered_forward(t, d, w.layout, w.weights.data(),
-                                                {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, o.data(), a.data()},
-                                                plan, static_cast<std::size_t>(threads), s.data());
+                        detail::layered_forward(t, d, w.layout, w.weights.data(), batch(o, a), plan,
+                                                static_cast<std::size_t>(threads), s.data());
                     });
                     CHECK(same_bits(o, out));
                     CHECK(same_bits(a, weights));
