@@ -1,5 +1,6 @@
 // The layered forward (src/forward_plan.hpp): the batch in blocks of MC samples, each block
-// through one layer after the other, each Linear in BLIS order over the whole block.
+// through one layer after the other (kernels/compose.hpp over the table's kernels), each Linear
+// in BLIS order over the whole block. The feature split is its plan_by_features.
 #pragma once
 
 #include <cstddef>
