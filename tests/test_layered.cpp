@@ -1,8 +1,9 @@
 // The layered forward for weights beyond L2 (src/forward_plan.hpp): the plan as a pure function
 // of made-up caches, and bitwise equality with the fused path it replaces, at odd sizes, for
-// made-up blockings, the feature split's plan, and 1 or 2 threads.
+// made-up blockings, the feature split's plan, and 1 or 2 threads, at every precision.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -124,46 +125,68 @@ TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group 
     }
 }
 
+namespace {
+
+/// Table t's layered driver gives its fused path's bits at odd sizes (partial panels, KC slices
+/// inside q and inside k or d) for B samples, with made-up blockings and the feature split's
+/// plan, on 1 or 2 threads.
+void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<std::size_t> batches) {
+    const Dims d{13, 40, 71, 21, 35};
+    const Parameters p = Parameters::random(d, 31);
+    const Packed w = pack(t, p);
+    const detail::ForwardPlan plans[] = {{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 3 * t.mr},
+                                         {.layered = true, .kc = 50, .nc = t.nr, .mc = 5}};
+    for (std::size_t B : batches)
+        for (bool shared : {false, true}) {
+            const Inputs x = random_inputs(d, B, shared, shared, B);
+            const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : d.value_size1 * d.value_size2;
+            const auto batch = [&](std::vector<float>& out, std::vector<float>& weights) {
+                return detail::Batch{B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), weights.data()};
+            };
+            std::vector<float> out(B * d.output_size), weights(B * d.value_size1);
+            std::vector<float> scratch(t.scratch_size(d, B));
+            t.forward(d, w.layout, w.weights.data(), batch(out, weights), {0, B}, scratch.data());
+            // The feature split too: one block of all B samples, the Linears in whole panels.
+            const std::pair<detail::ForwardPlan, int> runs[] = {
+                {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {detail::plan_by_features(B), 2}};
+            for (const auto& [plan, threads] : runs) {
+                CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
+                std::vector<float> o(out.size()), a(weights.size());
+                std::vector<float> s(detail::layered_scratch_size(d, plan, B));
+                on_threads(threads, [&] {
+                    detail::layered_forward(t, d, w.layout, w.weights.data(), batch(o, a), plan,
+                                            static_cast<std::size_t>(threads), s.data());
+                });
+                CHECK(same_bits(o, out));
+                CHECK(same_bits(a, weights));
+            }
+        }
+}
+
+} // namespace
+
 TEST_CASE("layered: same bits as the fused path at odd sizes, any blocking or feature split, 1 or 2 threads",
           "[layered][forward][each_isa]") {
 #ifdef MYATTN_WITH_TBB
     const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
 #endif
     FOR_EACH_ISA(isa) {
-        const detail::KernelTable& t = detail::kernels_for(isa);
-        // Odd sizes everywhere: partial panels, KC slices inside q and inside k or d.
-        const Dims d{13, 40, 71, 21, 35};
-        const Parameters p = Parameters::random(d, 31);
-        const Packed w = pack(t, p);
-        const detail::ForwardPlan plans[] = {{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 3 * t.mr},
-                                             {.layered = true, .kc = 50, .nc = t.nr, .mc = 5}};
-        for (std::size_t B : {1, 7, 65, 300})
-            for (bool shared : {false, true}) {
-                if (isa == Isa::scalar && B == 300) continue; // its reference is slow under emulation
-                const Inputs x = random_inputs(d, B, shared, shared, B);
-                const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : d.value_size1 * d.value_size2;
-                const auto batch = [&](std::vector<float>& out, std::vector<float>& weights) {
-                    return detail::Batch{B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), weights.data()};
-                };
-                std::vector<float> out(B * d.output_size), weights(B * d.value_size1);
-                std::vector<float> scratch(t.scratch_size(d, B));
-                t.forward(d, w.layout, w.weights.data(), batch(out, weights), {0, B}, scratch.data());
-                // The feature split too: one block of all B samples, the Linears in whole panels.
-                const std::pair<detail::ForwardPlan, int> runs[] = {
-                    {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {detail::plan_by_features(B), 2}};
-                for (const auto& [plan, threads] : runs) {
-                    CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
-                    std::vector<float> o(out.size()), a(weights.size());
-                    std::vector<float> s(detail::layered_scratch_size(d, plan, B));
-                    on_threads(threads, [&] {
-                        detail::layered_forward(t, d, w.layout, w.weights.data(), batch(o, a), plan,
-                                                static_cast<std::size_t>(threads), s.data());
-                    });
-                    CHECK(same_bits(o, out));
-                    CHECK(same_bits(a, weights));
-                }
-            }
+        // Its reference is slow under emulation: scalar leaves out the largest batch.
+        if (isa == Isa::scalar)
+            check_layered_is_fused(detail::kernels_for(isa), {1, 7, 65});
+        else
+            check_layered_is_fused(detail::kernels_for(isa), {1, 7, 65, 300});
     }
+}
+
+TEST_CASE("layered: int8 and bf16 kernel sets, same bits as their fused path, any blocking or feature split",
+          "[layered][forward][int8][bf16][each_isa]") {
+#ifdef MYATTN_WITH_TBB
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 2);
+#endif
+    // The Steps are the f32 ones with another Linear: a group and a half, and two blocks, suffice.
+    constexpr Precision reduced[] = {Precision::int8, Precision::bf16};
+    FOR_EACH_KERNELS(t, reduced) { check_layered_is_fused(t, {7, 65}); }
 }
 
 TEST_CASE("layered: MyAttn with 4 MiB of weights runs layered, a sample's bits as when run alone",
