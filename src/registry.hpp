@@ -61,6 +61,8 @@ const KernelTable& avx2_kernels();
 const KernelTable& avx2vnni_int8_kernels();
 const KernelTable& avx2_int8_kernels();
 const KernelTable& neon_kernels();
+const KernelTable& neondot_int8_kernels();
+const KernelTable& neon_int8_kernels();
 const KernelTable& scalar_kernels();
 const KernelTable& scalar_int8_kernels();
 const KernelTable& avx512_bf16_kernels();
@@ -130,6 +132,23 @@ constexpr Implementation implementations[] = {
      .registers = 32, .mr = 8, .nr = 8, .kernel_id = "f32-linear-8x8-neon",
 #ifdef MYATTN_HAVE_NEON
      .kernels = neon_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    {.isa = Isa::neon, .name = "neon", .precision = Precision::int8, .variant = "neondot",
+     .needs = {&CpuFeatures::neon, &CpuFeatures::asimddp},
+     .registers = 32, .mr = 8, .nr = 8, .kernel_id = "i8-linear-8x8-neondot",
+#ifdef MYATTN_HAVE_NEONDOT
+     .kernels = neondot_int8_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    // Without the dot product (Cortex-A72, A53): widening multiplies, 8-bit activations.
+    {.isa = Isa::neon, .name = "neon", .precision = Precision::int8, .variant = "neon",
+     .needs = {&CpuFeatures::neon},
+     .registers = 32, .mr = 8, .nr = 8, .kernel_id = "i8-linear-8x8-neon",
+#ifdef MYATTN_HAVE_NEON
+     .kernels = neon_int8_kernels},
 #else
      .kernels = nullptr},
 #endif

@@ -116,7 +116,7 @@ TEST_CASE("accuracy: within 1.5x PyTorch float32's error against float64, every 
 // more (scores in the hundreds, heavy cancellation: the weights' int8 rounding alone moves the result by that much, in
 // either library) carries no correct digit to compare; it is printed, not held to a ratio, and neither is a tensor
 // where both are within the float32 floor.
-TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime", "[accuracy][int8]") {
+TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime", "[accuracy][int8][each_isa]") {
     constexpr Precision int8_only[] = {Precision::int8};
     constexpr double no_digit = 0.1, per_case_ratio = 1.5;
     FOR_EACH_KERNELS(t, int8_only) {

@@ -1,5 +1,6 @@
 // The CLI contract: exit 0 on success; on any error exit 2, exactly one stderr line starting
 // "myattn:", and no output file (an existing one is left as it was).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
@@ -171,6 +172,26 @@ TEST_CASE("cli: run writes output and attn_weights", "[cli]") {
     const auto t = myattn::safetensors::read(out);
     CHECK(t.at("output").view_shape().to_string() == "[1, 1, 32]");
     CHECK(t.at("attn_weights").view_shape().to_string() == "[1, 32]");
+    // The same at int8: its kernels named, results within int8's error of float32's.
+    const auto out8 = tmp / "out8.safetensors";
+    const CliResult r8 = run_cli("run --weights " + weights + " --inputs " + inputs + " --output " + out8.string() +
+                                 " --precision int8");
+    INFO(r8.err);
+    REQUIRE(r8.status == 0);
+    const auto id = myattn::kernel_id(myattn::active_isa(), myattn::Precision::int8);
+    REQUIRE(id.has_value());
+    CHECK_THAT(r8.out, Contains(std::string(*id)));
+    const auto t8 = myattn::safetensors::read(out8);
+    const auto& a = t.at("output").data;
+    const auto& b = t8.at("output").data;
+    REQUIRE(a.size() == b.size());
+    float scale = 0, diff = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        scale = std::max(scale, std::fabs(a[i]));
+        diff = std::max(diff, std::fabs(a[i] - b[i]));
+    }
+    CHECK(diff > 0.0f);           // it did run int8
+    CHECK(diff <= 0.05f * scale); // measured: about 1 % (docs/accuracy.md)
 }
 
 // ---- Hostile files at the CLI: the bad-input contract of docs/contract.md ----------------------

@@ -1,6 +1,8 @@
 // The int8 kernels of every kernel set this CPU runs (an ISA's fallback ones too) against the
 // scalar int8 reference (reference.hpp): integer sums are exact and the dequantization is one
-// fixed chain of roundings (kernels/quantize.hpp), so the results must be the same bits.
+// fixed chain of roundings (kernels/quantize.hpp), so the results must be the same bits. The
+// dense sweep is tagged [sweep], as the float ones (tests/test_kernels.cpp): the emulated runs
+// leave it to the native ones, which run every kernel set, fallbacks included.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -56,7 +58,8 @@ struct Linear {
 
 } // namespace
 
-TEST_CASE("int8: every kernel set's Linear is the reference's bits, every edge tile, split or blocked", "[int8]") {
+TEST_CASE("int8: every kernel set's Linear is the reference's bits, every edge tile, split or blocked",
+          "[int8][sweep][each_isa]") {
     FOR_EACH_KERNELS(t, int8_only) {
         REQUIRE((t.quant_levels == 255 || t.quant_levels == 127));
         const std::size_t mr = t.mr, nr = t.nr;
@@ -98,13 +101,14 @@ TEST_CASE("int8: every kernel set's Linear is the reference's bits, every edge t
     }
 }
 
-TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an input is not finite", "[int8]") {
+TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an input is not finite",
+          "[int8][each_isa]") {
     const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
     FOR_EACH_KERNELS(t, int8_only) {
         // Weights of one magnitude (every int8 weight +-127) against activations at the top
         // step (x1 >= 0: zero point 0) and at the bottom (x2 <= 0: zero point `levels`): the
         // largest products the scheme makes, which a wrong step count would saturate.
-        const std::size_t out = 2 * t.nr + 1, n1 = 37, n2 = 22, rows = t.mr + 1, n = n1 + n2;
+        const std::size_t out = 2 * t.nr + 1, n1 = 37, n2 = 22, rows = t.mr + 3, n = n1 + n2;
         std::vector<float> W(out * n), b(out, 0.5f);
         for (std::size_t j = 0; j < out; ++j)
             for (std::size_t i = 0; i < n; ++i) W[j * n + i] = (i + j) % 3 == 0 ? -3.0f : 3.0f;
@@ -133,7 +137,8 @@ TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an in
     }
 }
 
-TEST_CASE("int8: the fused forward is its steps through the table, bit for bit, in any tile", "[int8][forward]") {
+TEST_CASE("int8: the fused forward is its steps through the table, bit for bit, in any tile",
+          "[int8][forward][each_isa]") {
     FOR_EACH_KERNELS(t, int8_only) {
         for (const Dims& d : {Dims{5, 7, 19, 13, 3}, Dims{16, 9, 3, 33, 40}}) {
             CAPTURE(d.to_string());

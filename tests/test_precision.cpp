@@ -18,7 +18,7 @@ TEST_CASE("precision: names round-trip, unknown names are refused with the valid
     CHECK_THROWS_WITH(parse_precision(""), Contains("unknown precision \"\""));
 }
 
-TEST_CASE("precision: a MyAttn is f32 unless asked, and says which kernels it runs", "[precision]") {
+TEST_CASE("precision: a MyAttn is f32 unless asked, and says which kernels it runs", "[precision][each_isa]") {
     const Parameters p = Parameters::random({2, 3, 4, 5, 6}, 1);
     const MyAttn plain(p);
     CHECK(plain.precision() == Precision::f32);

@@ -44,6 +44,7 @@ inline std::vector<const detail::Implementation*> kernel_sets_under_test(std::sp
 
 /// FOR_EACH_KERNELS(t, precisions) { ... }: the block runs once per kernel set of those
 /// precisions (a span) under test, with `t` its KernelTable, in a section named after its kernel ID.
+/// A test that uses it is tagged [each_isa], like FOR_EACH_ISA's.
 #define FOR_EACH_KERNELS(t, precisions)                                                                                \
     const ::myattn::detail::Implementation* t##_row =                                                                  \
         GENERATE_COPY(from_range(::myattn::test::kernel_sets_under_test(precisions)));                                 \
