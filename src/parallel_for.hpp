@@ -32,7 +32,7 @@ namespace myattn::detail {
 /// nothing by them (the annotations do that) and sees no plain access to race with.
 template <class Body>
 class AnnotatedBody {
-public:
+  public:
     AnnotatedBody(const Body* body, char* spawned, char* finished) { store(body, spawned, finished); }
     AnnotatedBody(const AnnotatedBody& other) { store(load(other.body_), load(other.spawned_), load(other.finished_)); }
     AnnotatedBody& operator=(const AnnotatedBody&) = delete;
@@ -43,7 +43,7 @@ public:
         __tsan_release(load(finished_));
     }
 
-private:
+  private:
     template <class T>
     static T* load(T* const& p) {
         return __atomic_load_n(&p, __ATOMIC_RELAXED);
