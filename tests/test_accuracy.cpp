@@ -15,6 +15,7 @@
 #include "myattn/myattn.hpp"
 #include "support/cases.hpp"
 #include "support/isas.hpp"
+#include "support/packed.hpp"
 
 using namespace myattn;
 
@@ -130,13 +131,7 @@ TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime
             const Dims& d = p.dims();
             // Through the table, so that the fallback kernels run here too (every path of MyAttn
             // gives the same bits: tests/test_int8.cpp, tests/test_layered.cpp).
-            std::vector<float> packed(t.layout(d).size);
-            const detail::PackedLayout layout = t.pack(d,
-                                                       {.attn_weight = p.attn_weight().data(),
-                                                        .attn_bias = p.attn_bias().data(),
-                                                        .combine_weight = p.combine_weight().data(),
-                                                        .combine_bias = p.combine_bias().data()},
-                                                       packed.data());
+            const auto [packed, layout] = myattn::test::pack_weights(t, p);
             std::vector<float> output(c.B * d.output_size), attn_weights(c.B * d.value_size1),
                 scratch(t.scratch_size(d, c.B));
             t.forward(d, layout, packed.data(),

@@ -17,6 +17,7 @@
 #include "myattn/myattn.hpp"
 #include "support/check.hpp"
 #include "support/isas.hpp"
+#include "support/packed.hpp"
 #include "support/random.hpp"
 
 #ifdef MYATTN_WITH_TBB
@@ -276,13 +277,7 @@ TEST_CASE("bf16: a bf16 V gives the float V's bits through MyAttn and the layere
         const MyAttn attn(p, isa, Precision::bf16);
         REQUIRE(attn.precision() == Precision::bf16);
         const detail::KernelTable& t = bf16_kernels(isa);
-        std::vector<float> packed(t.layout(d).size);
-        const detail::PackedLayout layout = t.pack(d,
-                                                   {.attn_weight = p.attn_weight().data(),
-                                                    .attn_bias = p.attn_bias().data(),
-                                                    .combine_weight = p.combine_weight().data(),
-                                                    .combine_bias = p.combine_bias().data()},
-                                                   packed.data());
+        const auto [packed, layout] = pack_weights(t, p);
         const detail::ForwardPlan plan{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 3 * t.mr};
         for (std::size_t B : {std::size_t(1), 2 * t.mr + 3})
             for (bool shared : {false, true}) {

@@ -14,6 +14,7 @@
 #include "dispatch.hpp"
 #include "reference.hpp"
 #include "support/isas.hpp"
+#include "support/packed.hpp"
 #include "support/random.hpp"
 
 using namespace myattn;
@@ -143,13 +144,7 @@ TEST_CASE("int8: the fused forward is its steps through the table, bit for bit, 
         for (const Dims& d : {Dims{5, 7, 19, 13, 3}, Dims{16, 9, 3, 33, 40}}) {
             CAPTURE(d.to_string());
             const Parameters p = Parameters::random(d, 3);
-            std::vector<float> packed(t.layout(d).size);
-            const detail::PackedLayout layout = t.pack(d,
-                                                       {.attn_weight = p.attn_weight().data(),
-                                                        .attn_bias = p.attn_bias().data(),
-                                                        .combine_weight = p.combine_weight().data(),
-                                                        .combine_bias = p.combine_bias().data()},
-                                                       packed.data());
+            const auto [packed, layout] = pack_weights(t, p);
             const std::size_t B = 2 * t.mr + 3, q = d.query_size, L = d.value_size1, D = d.value_size2,
                               o = d.output_size;
             for (bool shared : {false, true}) {

@@ -26,6 +26,7 @@
 #include "support/check.hpp"
 #include "support/isas.hpp"
 #include "support/oracle.hpp"
+#include "support/packed.hpp"
 #include "support/random.hpp"
 
 using namespace myattn;
@@ -382,13 +383,7 @@ TEST_CASE("kernels: forward gives a sample the same bits in any tile and any pos
         const detail::KernelTable& t = detail::kernels_for(isa);
         const Dims d{5, 7, 19, 13, 3};
         const Parameters p = Parameters::random(d, 3);
-        std::vector<float> packed(t.layout(d).size);
-        const detail::PackedLayout layout = t.pack(d,
-                                                   {.attn_weight = p.attn_weight().data(),
-                                                    .attn_bias = p.attn_bias().data(),
-                                                    .combine_weight = p.combine_weight().data(),
-                                                    .combine_bias = p.combine_bias().data()},
-                                                   packed.data());
+        const auto [packed, layout] = pack_weights(t, p);
         REQUIRE(layout.size == packed.size());
         REQUIRE(layout.combine.offset == layout.scores.offset + layout.scores.size);
         const std::size_t B = 3 * t.mr + 2;
