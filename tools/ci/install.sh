@@ -57,7 +57,7 @@ consume() {
   # extension), so no xsimd, nlohmann_json, TBB or kernel header reaches a consumer...
   local bad
   bad=$(grep -hE '^\s*#\s*include' "${prefix}"/include/myattn/*.hpp |
-    grep -vE '^\s*#\s*include\s*("myattn/[a-z_]+\.hpp"|<[a-z_]+>)\s*$' || true)
+    grep -vE '^\s*#\s*include\s*("myattn/[a-z0-9_]+\.hpp"|<[a-z_]+>)\s*$' || true)
   [ -z "${bad}" ] || fail "${name}: installed headers include more than myattn/ and the standard library: ${bad}"
   # ...and an actual compile, with only the prefix on the include path, opens none of them.
   mkdir -p "${out}"
