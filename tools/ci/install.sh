@@ -133,25 +133,33 @@ consume_python() {
   # README's alternative: a venv that sees Debian's packages, the package installed into it.
   local venv=${work}/${name}/venv
   "${python}" -m venv --system-site-packages --without-pip "${venv}"
-  cmake --install "${builds}/${name}" --prefix "${venv}" >/dev/null
+  cmake --install "${build_dir[${name}]}" --prefix "${venv}" >/dev/null
   (cd "${venv}" && bin/python -c 'import myattn, sys; sys.exit(not myattn.__file__.startswith(sys.prefix))') ||
     fail "${name}: a venv at the prefix does not import its own myattn"
 }
+
+declare -A build_dir # the build tree each variant installs from
 
 # build_and_install NAME CMAKE_ARGS...: a Release build in ${builds}/NAME with warnings as
 # errors and the default ISAs, installed to ${work}/NAME/prefix.
 build_and_install() {
   local name=$1
   shift
+  build_dir[${name}]=${builds}/${name}
   cmake -S . -B "${builds}/${name}" -DCMAKE_BUILD_TYPE=Release -DMYATTN_WERROR=ON -DMYATTN_BUILD_BENCH=OFF \
     "$@" >/dev/null
   cmake --build "${builds}/${name}" -j"${jobs}"
   cmake --install "${builds}/${name}" --prefix "${work}/${name}/prefix" >/dev/null
 }
 
-# With TBB (the default): the library, the CLI and the Python package. (Not the release stage's build/release: its
-# cache is whatever the last developer configured there.)
-build_and_install tbb -DMYATTN_BUILD_TESTS=OFF -DMYATTN_PYTHON=ON -DPython3_EXECUTABLE="${python}"
+# With TBB (the default): the library, the CLI and the Python package, from the release stage's
+# own tree, configured as tools/ci/release.sh configures it (and built here when this stage runs
+# alone): installing what one built is what a user does, and CI is spared another Release build
+# of every kernel at every precision.
+build_dir[tbb]=build/release
+cmake --preset release -DMYATTN_PYTHON=ON -DPython3_EXECUTABLE="${python}" >/dev/null
+cmake --build --preset release -j"${jobs}"
+cmake --install build/release --prefix "${work}/tbb/prefix" >/dev/null
 consume tbb ON ON
 
 # Without TBB: one build serves the test suite and the install.
