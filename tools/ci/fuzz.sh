@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer targets (tests/fuzz, preset fuzz: clang 14 with ASan + UBSan): replay the committed
-# seed corpora and crash regressions, then fuzz each target for MYATTN_FUZZ_SECONDS (default 60)
+# seed corpora and crash regressions, then fuzz each target for MYATTN_FUZZ_SECONDS (default 30)
 # and fail on any crash, leak, timeout or out-of-memory. A failing input is left in
 # build/fuzz/artifacts/<target>/; commit it to tests/fuzz/regressions/<target>/ with the fix, and
 # every build's ctest replays it from then on (fuzz-replay/<target>).
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 
 # libclang-rt-14-dev holds libFuzzer (libclang_rt.fuzzer) and the sanitizer runtimes.
 tools/install-deps.sh clang-14 libclang-rt-14-dev cmake make libxsimd-dev libtbb-dev nlohmann-json3-dev
-seconds="${MYATTN_FUZZ_SECONDS:-60}"
+seconds="${MYATTN_FUZZ_SECONDS:-30}"
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$(nproc)"
