@@ -14,7 +14,7 @@ stages=(
   tools/ci/optional-peers.sh # the default configure passes with libdnnl-dev but no OpenCL (peer off, one line) [25 s]
   tools/ci/release.sh # Release build, warnings are errors, ctest (every runnable ISA) [2.5 min cold]
   tools/ci/check-objects.sh # no AVX in baseline objects, no weak symbol shared by ISA objects (Release, Debug) [74 s]
-  tools/ci/old-cpus.sh # Release and Debug under qemu as Haswell (avx2) and Nehalem (scalar), no SIGILL [5.7 min]
+  tools/ci/old-cpus.sh # Release as Haswell (avx2), Release and Debug as Nehalem (scalar) under qemu, no SIGILL [5.7 min with a Debug Haswell run too]
   tools/ci/aarch64.sh # cross build for AArch64, whole ctest suite under qemu-aarch64 with neon active [3.2 min]
   tools/ci/install.sh # install to a temp prefix; examples/ via find_package and pkg-config; TBB OFF build + ctest [4.8 min before it reused build/release]
   tools/ci/sanitizers.sh # ASan+UBSan Debug build, whole ctest suite; TSan build, the [parallel] concurrency tests [11.5 min before its cuts; ASan alone 8.5 min after, outside the chroot]
