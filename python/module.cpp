@@ -3,7 +3,8 @@
 // the GIL released. torch is never imported from here: it is looked up in sys.modules only once
 // an input is not a NumPy array, so the package works where torch is not installed. Outputs for
 // torch inputs are NumPy arrays wrapped by torch.from_numpy, which shares their memory, unless
-// the caller passes its own through out= (torch's convention), which saves making them.
+// the caller passes its own through out= (torch's convention), which saves making them. A module
+// of precision bf16 also reads V as a torch.bfloat16 tensor (NumPy has no bfloat16 dtype).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -31,11 +32,15 @@ myattn::Isa isa_from_name(const std::optional<std::string>& name) {
                            "; runnable here: " + myattn::to_string(myattn::runnable_isas(), ", ") + ")");
 }
 
-// torch.Tensor, torch.float32, torch.strided and torch.from_numpy, once torch has been imported
+myattn::Precision precision_from_name(const std::optional<std::string>& name) {
+    return name ? myattn::parse_precision(*name) : myattn::Precision::f32;
+}
+
+// torch.Tensor, torch.float32, torch.bfloat16, torch.strided and torch.from_numpy, once torch has been imported
 // by the caller, and the attribute names a tensor is read through, made once (attr("name") makes
 // a new string per call).
 struct Torch {
-    py::object tensor_type, float32, strided, from_numpy;
+    py::object tensor_type, float32, bfloat16, strided, from_numpy;
     py::str dtype{"dtype"}, is_cpu{"is_cpu"}, layout{"layout"}, is_contiguous{"is_contiguous"}, shape{"shape"},
         data_ptr{"data_ptr"}, requires_grad{"requires_grad"};
 };
@@ -49,7 +54,8 @@ const Torch* torch_if_imported() {
         if (!modules.contains("torch")) return nullptr;
         const py::object m = modules["torch"];
         if (m.is_none()) return nullptr; // an import of torch was blocked
-        torch = new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("strided"), m.attr("from_numpy")};
+        torch =
+            new Torch{m.attr("Tensor"), m.attr("float32"), m.attr("bfloat16"), m.attr("strided"), m.attr("from_numpy")};
     }
     return torch;
 }
@@ -111,10 +117,16 @@ py::object call_method(py::handle h, const py::str& name) {
     return py::reinterpret_steal<py::object>(r);
 }
 
-ConstTensor torch_view(const char* name, py::handle h, const Torch& torch, std::size_t expected_rank = 3) {
+// The checks and the reads of a CPU torch tensor of `dtype` (torch.float32, or torch.bfloat16
+// for a bf16 V): its shape and its data, read in place.
+template <class T>
+myattn::TensorView<const T> torch_view_of(const char* name, py::handle h, const Torch& torch,
+                                          std::size_t expected_rank = 3) {
     const py::object dtype = get_attr(h, torch.dtype);
-    if (!dtype.is(torch.float32))
-        throw py::type_error(std::string(name) + ": expected dtype torch.float32, got " + std::string(py::str(dtype)));
+    const bool is_float = std::is_same_v<T, float>;
+    if (!dtype.is(is_float ? torch.float32 : torch.bfloat16))
+        throw py::type_error(std::string(name) + ": expected dtype " + (is_float ? "torch.float32" : "torch.bfloat16") +
+                             ", got " + std::string(py::str(dtype)));
     if (!get_attr(h, torch.is_cpu).is(py::handle(Py_True)))
         throw py::value_error(std::string(name) + ": expected a CPU tensor, got one on " +
                               std::string(py::str(h.attr("device"))) + " (.cpu() moves it)");
@@ -129,8 +141,14 @@ ConstTensor torch_view(const char* name, py::handle h, const Torch& torch, std::
     const py::object data_ptr = call_method(h, torch.data_ptr);
     const void* data = PyLong_AsVoidPtr(data_ptr.ptr());
     if (PyErr_Occurred()) throw py::error_already_set();
-    return {static_cast<const float*>(data), shape};
+    return {static_cast<const T*>(data), shape};
 }
+
+ConstTensor torch_view(const char* name, py::handle h, const Torch& torch, std::size_t expected_rank = 3) {
+    return torch_view_of<float>(name, h, torch, expected_rank);
+}
+
+bool is_bfloat16_tensor(py::handle h, const Torch& torch) { return get_attr(h, torch.dtype).is(torch.bfloat16); }
 
 // An uninitialised C-contiguous float32 array, straight from NumPy's C API: pybind11's array_t
 // constructor builds a dtype and shape and stride vectors per call, a sizeable part of a
@@ -203,13 +221,25 @@ py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::ha
         if (kind_of(names[i], others[i], torch) != kind)
             throw py::type_error(std::string("Q, K and V must be all NumPy arrays or all torch tensors; got Q: ") +
                                  type_name(Q) + ", " + names[i] + ": " + type_name(others[i]));
-    const ConstTensor q = view("Q", Q, kind, torch), k = view("K", K, kind, torch), v = view("V", V, kind, torch);
+    const ConstTensor q = view("Q", Q, kind, torch), k = view("K", K, kind, torch);
+    // A torch.bfloat16 V runs through the library's bf16 overload, which refuses it, naming
+    // the precision, unless the module's precision is bf16.
+    const bool v_bf16 = kind == Kind::torch && is_bfloat16_tensor(V, *torch);
+    const ConstTensor v = v_bf16 ? ConstTensor{} : view("V", V, kind, torch);
+    const myattn::TensorView<const myattn::bfloat16> vb =
+        v_bf16 ? torch_view_of<myattn::bfloat16>("V", V, *torch) : myattn::TensorView<const myattn::bfloat16>{};
+    const auto run = [&](float* out_data, const Shape& o_shape, float* w_data, const Shape& w_shape) {
+        if (v_bf16)
+            attn.forward(q, k, vb, {out_data, o_shape}, {w_data, w_shape});
+        else
+            attn.forward(q, k, v, {out_data, o_shape}, {w_data, w_shape});
+    };
 
     // The outputs are sized from Q the way the library reads it; a Q it would refuse never
     // sizes anything: the library reports it (and checks everything again before writing).
     const myattn::Dims& d = attn.dims();
     if (q.shape.rank() != 3 || q.shape[2] != d.query_size || (q.shape[0] != 1 && q.shape[1] != 1)) {
-        attn.forward(q, k, v, {}, {});
+        run(nullptr, {}, nullptr, {});
         throw std::logic_error("myattn: forward accepted a Q it should have refused");
     }
     const bool dim1 = q.shape[1] != 1;
@@ -226,7 +256,7 @@ py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::ha
         }
         {
             py::gil_scoped_release unlocked;
-            attn.forward(q, k, v, {out_data, o_shape}, {w_data, w_shape});
+            run(out_data, o_shape, w_data, w_shape);
         }
         return py::make_tuple(std::move(output), std::move(weights));
     }
@@ -243,7 +273,7 @@ py::tuple forward(const myattn::MyAttn& attn, py::handle Q, py::handle K, py::ha
     w_data = provided_output("out[1]", weights, kind, torch, w_shape, "attn_weights, [B, L]");
     try {
         py::gil_scoped_release unlocked;
-        attn.forward(q, k, v, {out_data, o_shape}, {w_data, w_shape});
+        run(out_data, o_shape, w_data, w_shape);
     } catch (const myattn::ArgumentError& e) {
         // The library refuses outputs that share memory with an input or with each other.
         throw myattn::ArgumentError("out: " + std::string(e.what()) +
@@ -293,7 +323,15 @@ py::dict info() {
     r["isa"] = std::string(myattn::isa_name(myattn::active_isa()));
     r["isa_reason"] = myattn::active_isa_reason();
     r["kernel_id"] = std::string(myattn::kernel_id(myattn::active_isa()));
-    r["precisions"] = std::vector<std::string>{"float32"};
+    // Per precision, the kernels the default ISA runs it with.
+    py::dict kernel_ids;
+    std::vector<std::string> precisions;
+    for (auto p : myattn::precisions()) {
+        precisions.emplace_back(myattn::precision_name(p));
+        if (const auto id = myattn::kernel_id(myattn::active_isa(), p)) kernel_ids[py::str(precisions.back())] = *id;
+    }
+    r["precisions"] = precisions;
+    r["kernel_ids"] = kernel_ids;
     return r;
 }
 
@@ -311,12 +349,15 @@ PYBIND11_MODULE(_myattn, m) {
 
     py::class_<myattn::MyAttn>(m, "Module", "A MyAttn module, its weights packed for one ISA.")
         .def(py::init([](const std::string& path, std::optional<std::size_t> query_size,
-                         const std::optional<std::string>& isa, const std::string& prefix) {
-                 return myattn::MyAttn(myattn::Parameters::load(path, query_size, prefix), isa_from_name(isa));
+                         const std::optional<std::string>& isa, const std::string& prefix,
+                         const std::optional<std::string>& precision) {
+                 return myattn::MyAttn(myattn::Parameters::load(path, query_size, prefix), isa_from_name(isa),
+                                       precision_from_name(precision));
              }),
-             py::arg("path"), py::arg("query_size"), py::arg("isa"), py::arg("prefix"))
+             py::arg("path"), py::arg("query_size"), py::arg("isa"), py::arg("prefix"), py::arg("precision"))
         .def(py::init([](std::size_t q, const FloatArray& w1, const FloatArray& b1, const FloatArray& w2,
-                         const FloatArray& b2, const std::optional<std::string>& isa) {
+                         const FloatArray& b2, const std::optional<std::string>& isa,
+                         const std::optional<std::string>& precision) {
                  // nn.Linear's shapes give k, L, d, o once q is known; Parameters checks the sizes.
                  if (w1.ndim() != 2 || w2.ndim() != 2 || w1.shape(1) <= py::ssize_t(q) || w2.shape(1) <= py::ssize_t(q))
                      throw myattn::ShapeError("attn.weight and attn_combine.weight: expected [L, q+k] and [o, q+d] "
@@ -326,10 +367,10 @@ PYBIND11_MODULE(_myattn, m) {
                  const myattn::Dims d{q, std::size_t(w1.shape(1)) - q, std::size_t(w1.shape(0)),
                                       std::size_t(w2.shape(1)) - q, std::size_t(w2.shape(0))};
                  return myattn::MyAttn(myattn::Parameters(d, span_of(w1), span_of(b1), span_of(w2), span_of(b2)),
-                                       isa_from_name(isa));
+                                       isa_from_name(isa), precision_from_name(precision));
              }),
              py::arg("query_size"), py::arg("attn_weight"), py::arg("attn_bias"), py::arg("combine_weight"),
-             py::arg("combine_bias"), py::arg("isa"))
+             py::arg("combine_bias"), py::arg("isa"), py::arg("precision"))
         .def("forward", &forward, py::arg("Q"), py::arg("K"), py::arg("V"), py::kw_only(), py::arg("out") = py::none(),
              "(output, attn_weights) for Q, K, V (NumPy arrays or CPU torch tensors, float32, contiguous); with "
              "out=(output, attn_weights), written into those and returned.")
@@ -337,7 +378,12 @@ PYBIND11_MODULE(_myattn, m) {
         .def("__call__", &forward, py::arg("Q"), py::arg("K"), py::arg("V"), py::kw_only(), py::arg("out") = py::none())
         .def_property_readonly("dims", [](const myattn::MyAttn& a) { return dims_dict(a.dims()); })
         .def_property_readonly("isa", [](const myattn::MyAttn& a) { return std::string(myattn::isa_name(a.isa())); })
+        .def_property_readonly(
+            "precision", [](const myattn::MyAttn& a) { return std::string(myattn::precision_name(a.precision())); })
+        .def_property_readonly("kernel_id", [](const myattn::MyAttn& a) { return std::string(a.kernel_id()); })
+        .def_property_readonly("plan", &myattn::MyAttn::plan)
         .def("__repr__", [](const myattn::MyAttn& a) {
-            return "myattn.MyAttn(" + a.dims().to_string() + ", isa=" + std::string(myattn::isa_name(a.isa())) + ")";
+            return "myattn.MyAttn(" + a.dims().to_string() + ", isa=" + std::string(myattn::isa_name(a.isa())) +
+                   ", precision=" + std::string(myattn::precision_name(a.precision())) + ")";
         });
 }

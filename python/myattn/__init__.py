@@ -2,13 +2,15 @@
 
     import myattn
     attn = myattn.MyAttn.from_module(torch_module)   # or MyAttn("weights.safetensors")
+    fast = myattn.MyAttn.from_module(torch_module, precision="int8")   # or "bf16"
     output, attn_weights = attn.forward(Q, K, V)      # NumPy arrays or CPU torch tensors
     attn.forward(Q, K, V, out=(output, attn_weights)) # into outputs made once
 
 Q [B, 1, q], K [B, 1, k] or [1, 1, k], V [B, L, d] or [1, L, d] give output [B, 1, o];
 the module's own layout Q [1, B, q], K [1, B, k] or [1, 1, k], V [1, L, d] gives
 output [1, B, o]; attn_weights is [B, L] either way. Inputs must be float32 and
-contiguous: they are read in place, never copied. The GIL is released while the
+contiguous (a module of precision "bf16" also takes V as a torch.bfloat16 tensor): they are
+read in place, never copied. The GIL is released while the
 kernels run, so Python threads calling one module run in parallel.
 
 NumPy is required; torch is used only when the caller passes torch objects.
@@ -29,7 +31,8 @@ __version__ = _info()["version"]
 
 def info():
     """A dict: version, cpu_features, compiled_isas, runnable_isas, isa (the default one),
-    isa_reason, kernel_id (of the default ISA), precisions."""
+    isa_reason, kernel_id (of the default ISA at f32), precisions (names), kernel_ids (per
+    precision, of the default ISA)."""
     return _info()
 
 
@@ -42,7 +45,7 @@ def _lookup(state_dict, key):
     return to_float32(key, state_dict[key])
 
 
-def _check_arguments(query_size, isa, prefix):
+def _check_arguments(query_size, isa, prefix, precision):
     # pybind11 would refuse these too, but with a list of constructor signatures.
     if query_size is not None:
         if isinstance(query_size, bool) or not isinstance(query_size, numbers.Integral):
@@ -53,17 +56,22 @@ def _check_arguments(query_size, isa, prefix):
         raise TypeError(f"isa: expected a name such as 'avx2' or None, got {type(isa).__qualname__}")
     if not isinstance(prefix, str):
         raise TypeError(f"prefix: expected a str, got {type(prefix).__qualname__}")
+    if precision is not None and not isinstance(precision, str):
+        raise TypeError(f"precision: expected one of {info()['precisions']} or None, got {type(precision).__qualname__}")
 
 
 class MyAttn(Module):
-    """The module, its weights packed for one ISA.
+    """The module, its weights packed for one ISA and precision.
 
-    MyAttn(path, query_size=None, isa=None, prefix=""): a safetensors file, as myattn.save
+    MyAttn(path, query_size=None, isa=None, prefix="", precision=None): a safetensors file, as myattn.save
     writes it (q is in its metadata) or any file of the four state_dict tensors (then q must
-    be given). MyAttn(state_dict, query_size, isa=None, prefix=""): a mapping of the four
-    tensors (torch tensors or NumPy arrays). `prefix` is prepended to each tensor name
-    ("decoder.attn." for a module nested in a model). `isa` is one of info()["runnable_isas"];
-    None takes the default (info()["isa"]).
+    be given). MyAttn(state_dict, query_size, isa=None, prefix="", precision=None): a mapping
+    of the four tensors (torch tensors or NumPy arrays). `prefix` is prepended to each tensor
+    name ("decoder.attn." for a module nested in a model). `isa` is one of
+    info()["runnable_isas"]; None takes the default (info()["isa"]). `precision` is one of
+    info()["precisions"]: "f32" (None, the default), "int8" (both Linears dynamically
+    quantized) or "bf16" (bfloat16 weights; V may then be a torch.bfloat16 tensor); inputs and
+    outputs are float32 whatever the precision (docs/accuracy.md says what each costs).
 
     forward(Q, K, V) (also the call operator) returns (output, attn_weights), NumPy arrays for
     NumPy inputs and CPU torch tensors for torch inputs. forward(Q, K, V, out=(output,
@@ -73,10 +81,10 @@ class MyAttn(Module):
     ArgumentError are ValueErrors).
     """
 
-    def __init__(self, state_dict_or_path, query_size=None, isa=None, prefix=""):
-        _check_arguments(query_size, isa, prefix)
+    def __init__(self, state_dict_or_path, query_size=None, isa=None, prefix="", precision=None):
+        _check_arguments(query_size, isa, prefix, precision)
         if isinstance(state_dict_or_path, (str, os.PathLike)):
-            super().__init__(os.fspath(state_dict_or_path), query_size, isa, prefix)
+            super().__init__(os.fspath(state_dict_or_path), query_size, isa, prefix, precision)
             return
         if not isinstance(state_dict_or_path, Mapping):
             raise TypeError(
@@ -88,10 +96,10 @@ class MyAttn(Module):
                 "MyAttn: a state_dict does not carry q: give query_size=, or use MyAttn.from_module(module)"
             )
         tensors = [_lookup(state_dict_or_path, prefix + name) for name in PARAMETER_NAMES]
-        super().__init__(query_size, *tensors, isa)
+        super().__init__(query_size, *tensors, isa, precision)
 
     @classmethod
-    def from_module(cls, module, isa=None):
+    def from_module(cls, module, isa=None, precision=None):
         """From an nn.Module holding the article's attributes: query_size, attn, attn_combine."""
         query_size = getattr(module, "query_size", None)
         if query_size is None or not hasattr(module, "state_dict"):
@@ -99,5 +107,5 @@ class MyAttn(Module):
                 "MyAttn.from_module: expected the article's nn.Module (with query_size, attn and "
                 f"attn_combine), got {type(module).__qualname__}"
             )
-        return cls(module.state_dict(), query_size, isa)
+        return cls(module.state_dict(), query_size, isa, precision=precision)
 

@@ -15,6 +15,8 @@ def _info(_args):
     print(f"active isa:    {i['isa']} ({i['isa_reason']})")
     print(f"kernels:       {i['kernel_id']}")
     print(f"precisions:    {' '.join(i['precisions'])}")
+    for precision, kernel in i["kernel_ids"].items():
+        print(f"  {precision + ':':12} {kernel}")
     return 0
 
 

@@ -12,7 +12,7 @@ def test_info():
     assert i["version"] == myattn.__version__
     assert i["isa"] in i["runnable_isas"] and "scalar" in i["runnable_isas"]
     assert set(i["runnable_isas"]) <= set(i["compiled_isas"]) | {"scalar"}
-    assert i["precisions"] == ["float32"] and i["isa_reason"]
+    assert i["precisions"] == ["f32", "int8", "bf16"] and i["isa_reason"]
 
 
 def python(*args, env=None):
