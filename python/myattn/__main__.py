@@ -29,6 +29,7 @@ def main(argv=None):
         "--cases", default="S/1,S/64,T/1024", help="SHAPE/BATCH list; shapes S, T, X (default: %(default)s)"
     )
     bench.add_argument("--isa", default=None, help="one of info()['runnable_isas'] (default: the active one)")
+    bench.add_argument("--precision", default=None, help="f32, int8 or bf16 (default: f32)")
     bench.add_argument("--rounds", type=int, default=7, help="rounds; the median round is reported (default: 7)")
     bench.add_argument("--round-ms", type=float, default=50.0, help="target length of a round (default: 50)")
     bench.add_argument(

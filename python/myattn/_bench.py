@@ -78,7 +78,7 @@ def _python_loop(call):
     return loop
 
 
-def _case(name, isa, rounds, round_s, torch, clock):
+def _case(name, isa, precision, rounds, round_s, torch, clock):
     shape, batch = name.split("/")
     q, k, L, d, o = SHAPES[shape]
     B = int(batch)
@@ -91,7 +91,7 @@ def _case(name, isa, rounds, round_s, torch, clock):
     if torch is not None:
         torch.manual_seed(0)
         module = _article_module(torch, (q, k, L, d, o))
-        attn = MyAttn.from_module(module, isa=isa)
+        attn = MyAttn.from_module(module, isa=isa, precision=precision)
         Qt, Kt, Vt = (torch.from_numpy(x) for x in (Q, K, V))
 
         def eager():
@@ -103,7 +103,7 @@ def _case(name, isa, rounds, round_s, torch, clock):
         out_t = tuple(torch.from_numpy(x) for x in attn.forward(Q, K, V))
         variants["myattn, torch, out="] = _python_loop(lambda: attn.forward(Qt, Kt, Vt, out=out_t))
     else:
-        attn = MyAttn(_random_state_dict(rng, q, k, L, d, o), q, isa=isa)
+        attn = MyAttn(_random_state_dict(rng, q, k, L, d, o), q, isa=isa, precision=precision)
     variants["myattn, NumPy arrays"] = _python_loop(lambda: attn.forward(Q, K, V))
     out_np = attn.forward(Q, K, V)
     variants["myattn, NumPy, out="] = _python_loop(lambda: attn.forward(Q, K, V, out=out_np))
@@ -118,7 +118,7 @@ def _case(name, isa, rounds, round_s, torch, clock):
             per_call[v].append((clock() - start) / sizes[v])
     cpp = float(np.median(per_call["C++ loop"]))
     numpy_call = float(np.median(per_call["myattn, NumPy arrays"]))
-    print(f"{name} (q k L d o = {q} {k} {L} {d} {o}, B = {B}), isa {attn.isa}")
+    print(f"{name} (q k L d o = {q} {k} {L} {d} {o}, B = {B}), isa {attn.isa}, precision {attn.precision}")
     for v, times in per_call.items():
         t = float(np.median(times))
         spread = (max(times) - min(times)) / t * 100
@@ -141,5 +141,5 @@ def run(args):
     if torch is not None:
         print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads")
     for name in args.cases.split(","):
-        _case(name.strip(), args.isa, args.rounds, args.round_ms / 1000, torch, clock)
+        _case(name.strip(), args.isa, args.precision, args.rounds, args.round_ms / 1000, torch, clock)
     return 0
