@@ -192,3 +192,29 @@ TEST_CASE("int8: the fused forward is its steps through the table, bit for bit, 
         }
     }
 }
+
+TEST_CASE("int8: a part of tiny inputs, whose 1 / scale would overflow, is the reference's bits and finite",
+          "[int8][each_isa]") {
+    FOR_EACH_KERNELS(t, int8_only) {
+        // Ranges of 1e-37 and less: (hi - lo) / levels is below the smallest normal float, so
+        // row_quant raises the scale to it; denormals and zeros among them.
+        const std::size_t out = t.nr + 3, n1 = 21, n2 = 9, rows = t.mr + 1, n = n1 + n2;
+        std::mt19937_64 rng(7);
+        const std::vector<float> W = normal(rng, out * n), b = normal(rng, out);
+        std::vector<float> x1 = normal(rng, rows * n1), x2 = normal(rng, rows * n2);
+        for (std::size_t i = 0; i < x1.size(); ++i)
+            x1[i] *= i % 7 == 0 ? 0.0f : i % 3 == 0 ? 1e-40f : i % 3 == 1 ? 3e-38f : 1e-38f;
+        const detail::LinearLayout l = t.linear_layout(out, n1, n2);
+        std::vector<float> packed(l.size);
+        t.pack_linear(l, W.data(), b.data(), packed.data());
+        const detail::SplitRows x{.x1 = x1.data(), .ld1 = n1, .n1 = n1, .x2 = x2.data(), .ld2 = n2, .n2 = n2};
+        std::vector<float> y(rows * out);
+        t.linear(l, packed.data(), x, rows, {0, out}, y.data(), out);
+        const std::vector<float> want = reference(W, b, out, x, rows, t.quant_levels);
+        for (std::size_t i = 0; i < y.size(); ++i) {
+            CAPTURE(i, y[i], want[i]);
+            REQUIRE(same_bits(y[i], want[i]));
+            REQUIRE(std::isfinite(y[i]));
+        }
+    }
+}

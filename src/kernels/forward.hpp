@@ -55,13 +55,15 @@ struct GroupSteps {
     const PackedLayout& layout;
     const float* packed;
     Prefetch& pf;
+    /// What Lin carries from one of the group's Linears to the next (int8: the quantized Q).
+    typename Lin::GroupState lin{};
 
     static constexpr bool partial_inputs = true;
 
     void linear(Layer which, const SplitRows& x, std::size_t /*rows: M*/, float* y, std::size_t ldy,
                 Range inputs = {0, std::size_t(-1)}) {
         const LinearLayout& l = which == Layer::scores ? layout.scores : layout.combine;
-        Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, inputs.begin, inputs.end);
+        Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, lin, inputs.begin, inputs.end);
     }
     void softmax(float* row, std::size_t n) { detail::softmax<Arch>(row, n); }
     template <class VT>

@@ -8,7 +8,8 @@
 // the zero point moves by the same `offset`.
 //
 // Packed, per panel of NR output features: NR weight scales, NR biases, NR int32 sums of each
-// feature's weights over x1's inputs and NR over x2's, then x1's inputs in groups of four (NR
+// feature's weights over x1's inputs and NR over x2's, negated (the accumulators start from
+// -zero point x sum: the correction, exact in int32), then x1's inputs in groups of four (NR
 // features x 4 bytes: a vector load gives each lane its feature's group), zero-padded to a
 // whole group, then x2's the same way. Each part of a row is quantized on its own and summed
 // whole, so a call runs x1, x2 or both, never a slice of one: the int32 sums cannot continue
@@ -74,13 +75,13 @@ void int8_pack_linear(const LinearLayout& l, const float* W, const float* b, flo
             const float scale = real ? weight_scale(row, in) : 1.0f;
             panel[c] = scale;
             panel[NR + c] = real ? b[j] : 0.0f;
-            sums[c] = sums[NR + c] = 0;
+            sums[c] = sums[NR + c] = 0; // negated: each weight subtracted
             for (std::size_t i = 0; real && i < in; ++i) {
                 const std::int8_t w = quantize_weight(row[i], scale);
                 const bool first = i < n1;
                 const std::size_t k = first ? i : i - n1, g = (first ? 0 : pl.g1) + k / int8_group;
                 groups[(g * NR + c) * int8_group + k % int8_group] = w;
-                sums[(first ? 0 : NR) + c] += w;
+                sums[(first ? 0 : NR) + c] -= w;
             }
         }
     }
@@ -108,15 +109,6 @@ inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
         }
     }
 }
-
-/// M quantized rows: row m's parts at q + m * ld (x1's groups, then x2's), and their scales and
-/// zero points.
-struct QuantizedRows {
-    const std::uint8_t* q;
-    std::size_t ld;
-    const RowQuant* r1;
-    const RowQuant* r2;
-};
 
 /// quantize_row (kernels/quantize.hpp) a vector at a time: the same scale, zero point and bytes.
 template <class Arch>
@@ -157,30 +149,60 @@ RowQuant quantize_row_simd(const float* x, std::size_t n, int levels, std::uint8
         for (std::size_t i = 0; i < round_up_group(n); ++i) q[i] = 0;
         return rq;
     }
-    const V inv(1.0f / rq.scale), zp(static_cast<float>(rq.zero_point)), top(static_cast<float>(levels)), zero(0.0f);
+    // In integers: x / scale is within about [-levels, levels] (row_quant keeps 1 / scale finite),
+    // so rounding to int32, adding the zero point and clamping give quantize_value's byte.
+    using I = vint<Arch>;
+    const V inv(1.0f / rq.scale);
+    const I zp(rq.zero_point), top(levels), zero(0);
     for (std::size_t i = 0; i < body; i += lanes) {
-        const V v = xsimd::nearbyint(V::load_unaligned(x + i) * inv) + zp;
-        store_bytes<Arch>(q + i, xsimd::batch_cast<std::int32_t>(xsimd::min(xsimd::max(v, zero), top)));
+        const I v = xsimd::nearbyint_as_int(V::load_unaligned(x + i) * inv) + zp;
+        store_bytes<Arch>(q + i, xsimd::min(xsimd::max(v, zero), top));
     }
     for (std::size_t i = body; i < n; ++i) q[i] = quantize_value(x[i], rq, levels);
     for (std::size_t i = n; i < round_up_group(n); ++i) q[i] = static_cast<std::uint8_t>(rq.zero_point);
     return rq;
 }
 
-/// Quantizes rows [0, rows) of x, the parts asked for, into this thread's scratch.
+/// One part of quantized rows: row m's bytes at q + m * ld, its scale and zero point r[m].
+struct QuantizedPart {
+    const std::uint8_t* q;
+    std::size_t ld;
+    const RowQuant* r;
+    [[nodiscard]] QuantizedPart from(std::size_t row) const { return {q + row * ld, ld, r + row}; }
+};
+
+/// Both parts of quantized rows (a part a call does not run is left empty).
+struct QuantizedRows {
+    QuantizedPart first, second;
+    [[nodiscard]] QuantizedRows from(std::size_t row) const { return {first.from(row), second.from(row)}; }
+};
+
+/// Quantizes `rows` rows of n floats, ldx apart, into this thread's scratch slot `slot`.
 template <class Arch, class Dot>
-QuantizedRows quantize_rows(const SplitRows& x, std::size_t rows, bool first, bool second) {
-    const std::size_t b1 = round_up_group(x.n1), ld = b1 + round_up_group(x.n2);
-    std::uint8_t* bytes = thread_bytes(rows * ld + 2 * rows * sizeof(RowQuant) + alignof(RowQuant));
-    auto* r1 = reinterpret_cast<RowQuant*>(bytes +
-                                           (rows * ld + alignof(RowQuant) - 1) / alignof(RowQuant) * alignof(RowQuant));
-    RowQuant* r2 = r1 + rows;
-    for (std::size_t m = 0; m < rows; ++m) {
-        if (first) r1[m] = quantize_row_simd<Arch>(x.x1 + m * x.ld1, x.n1, Dot::levels, bytes + m * ld);
-        if (second) r2[m] = quantize_row_simd<Arch>(x.x2 + m * x.ld2, x.n2, Dot::levels, bytes + m * ld + b1);
-    }
-    return {bytes, ld, r1, r2};
+QuantizedPart quantize_part(const float* x, std::size_t ldx, std::size_t n, std::size_t rows, std::size_t slot) {
+    const std::size_t ld = round_up_group(n);
+    const std::size_t at = (rows * ld + alignof(RowQuant) - 1) / alignof(RowQuant) * alignof(RowQuant);
+    std::uint8_t* bytes = thread_bytes(at + rows * sizeof(RowQuant), slot);
+    auto* r = reinterpret_cast<RowQuant*>(bytes + at);
+    for (std::size_t m = 0; m < rows; ++m) r[m] = quantize_row_simd<Arch>(x + m * ldx, n, Dot::levels, bytes + m * ld);
+    return {bytes, ld, r};
 }
+
+/// Both parts of rows [0, rows) of x, x1's into slot 0 and x2's into slot 1.
+template <class Arch, class Dot>
+QuantizedRows quantize_rows(const SplitRows& x, std::size_t rows) {
+    return {quantize_part<Arch, Dot>(x.x1, x.ld1, x.n1, rows, 0), quantize_part<Arch, Dot>(x.x2, x.ld2, x.n2, rows, 1)};
+}
+
+/// What the Linears of one fused group share (GroupSteps keep one per group): which x1 rows
+/// slot 0 holds the bytes of. Both of the module's Linears take the group's Q as x1, so the
+/// combine reuses the bytes the scores quantized: Q is quantized once per group, not twice.
+struct Int8Group {
+    bool held = false;
+    const float* x1 = nullptr;
+    std::size_t ld1 = 0, n1 = 0;
+    QuantizedPart part{};
+};
 
 /// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result goes
 /// to y as it is; the second continues from y's and adds the bias. (Keeping the first in
@@ -192,34 +214,35 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
     const std::size_t stride = pl.words();
     const auto* words = reinterpret_cast<const std::int32_t*>(panel);
     auto column = [&](std::size_t c) { return c / PV * stride + c % PV * lanes; };
-    // One part's int32 sums, zero-point corrected and dequantized: y = f(y, float(sum) * scale).
-    auto run = [&](std::size_t which, const std::uint8_t* q, std::size_t groups, const RowQuant* r, auto&& f) {
+    // One part's int32 sums, from the zero-point correction (-zero point x the negated weight
+    // sums), dequantized: y = f(y, float(sum) * scale).
+    auto run = [&](std::size_t which, const QuantizedPart& part, std::size_t groups, auto&& f) {
         vint<Arch> acc[M][V];
 #pragma GCC unroll 16
-        for (std::size_t m = 0; m < M; ++m)
+        for (std::size_t c = 0; c < V; ++c) {
+            const vint<Arch> negated = vint<Arch>::load_unaligned(words + (2 + which) * NR + column(c));
 #pragma GCC unroll 16
-            for (std::size_t c = 0; c < V; ++c) acc[m][c] = vint<Arch>(0);
-        int8_accumulate<Arch, Dot, M, P, PV>(acc, words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR), stride, q, x.ld,
-                                             groups, pf);
+            for (std::size_t m = 0; m < M; ++m) acc[m][c] = negated * vint<Arch>(part.r[m].zero_point - Dot::offset);
+        }
+        int8_accumulate<Arch, Dot, M, P, PV>(acc, words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR), stride, part.q,
+                                             part.ld, groups, pf);
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c) {
             if (cols <= c * lanes) continue;
             const std::size_t n = cols - c * lanes;
-            const vint<Arch> sums = vint<Arch>::load_unaligned(words + (2 + which) * NR + column(c));
             const vfloat<Arch> ws = vfloat<Arch>::load_unaligned(panel + column(c));
 #pragma GCC unroll 16
             for (std::size_t m = 0; m < M; ++m) {
-                const vint<Arch> corrected = acc[m][c] - vint<Arch>(r[m].zero_point - Dot::offset) * sums;
                 float* out = y + m * ldy + c * lanes;
-                store_upto<Arch>(out, n, f(c, out, n, xsimd::to_float(corrected), ws * vfloat<Arch>(r[m].scale)));
+                store_upto<Arch>(out, n, f(c, out, n, xsimd::to_float(acc[m][c]), ws * vfloat<Arch>(part.r[m].scale)));
             }
         }
     };
     if (first)
-        run(0, x.q, pl.g1, x.r1,
+        run(0, x.first, pl.g1,
             [](std::size_t, const float*, std::size_t, vfloat<Arch> s, vfloat<Arch> scale) { return s * scale; });
     if (second)
-        run(1, x.q + pl.g1 * int8_group, pl.g2, x.r2,
+        run(1, x.second, pl.g2,
             [&](std::size_t c, const float* out, std::size_t n, vfloat<Arch> s, vfloat<Arch> scale) {
                 const vfloat<Arch> bias = vfloat<Arch>::load_unaligned(panel + NR + column(c));
                 return fmadd<Arch>(s, scale, load_upto<Arch>(out, n)) + bias;
@@ -260,13 +283,20 @@ void int8_block(const float* packed, std::size_t out, const SplitRows& x, const 
 }
 
 /// The fused forward's Linear step: M rows, every panel, the parts [k_begin, k_end) covers
-/// (k_begin 0 or x.n1; k_end x.n1 or the end).
+/// (k_begin 0 or x.n1; k_end x.n1 or the end). x1's bytes come from the group when it holds
+/// those rows, else are quantized into slot 0 and the group holds them; x2's go to slot 1.
 template <class Arch, class Dot, std::size_t M, class Prefetch>
 void int8_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
-               std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+               Int8Group& group, std::size_t k_begin, std::size_t k_end) {
     const Parts parts = Parts::of(x, k_begin, k_end);
     if (!parts.first && !parts.second) return;
-    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, M, parts.first, parts.second);
+    QuantizedRows qx{};
+    if (parts.first) {
+        if (!group.held || group.x1 != x.x1 || group.ld1 != x.ld1 || group.n1 != x.n1)
+            group = {true, x.x1, x.ld1, x.n1, quantize_part<Arch, Dot>(x.x1, x.ld1, x.n1, M, 0)};
+        qx.first = group.part;
+    }
+    if (parts.second) qx.second = quantize_part<Arch, Dot>(x.x2, x.ld2, x.n2, M, 1);
     const std::size_t panels = (out + Blocking<Arch>::NR - 1) / Blocking<Arch>::NR;
     int8_block<Arch, Dot, M>(packed, out, x, qx, parts, y, ldy, pf, 0, panels);
 }
@@ -280,12 +310,11 @@ void int8_linear(const LinearLayout& l, const float* packed, const SplitRows& x,
     packed += l.offset + f.begin / B::NR * pl.words();
     y += f.begin;
     const std::size_t out = f.end - f.begin, panels = (out + B::NR - 1) / B::NR;
-    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows, true, true);
+    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows);
     for (std::size_t r = 0; r < rows; r += B::MR)
         with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
             NoPrefetch none;
-            const QuantizedRows at{qx.q + r * qx.ld, qx.ld, qx.r1 + r, qx.r2 + r};
-            int8_block<Arch, Dot, M>(packed, out, x, at, {true, true}, y + r * ldy, ldy, none, 0, panels);
+            int8_block<Arch, Dot, M>(packed, out, x, qx.from(r), {true, true}, y + r * ldy, ldy, none, 0, panels);
         });
 }
 
@@ -301,14 +330,13 @@ void int8_linear_blocked(const LinearLayout& l, const float* packed, const Split
     y += f.begin;
     const std::size_t out = f.end - f.begin, panels = (out + B::NR - 1) / B::NR;
     const std::size_t nc_panels = b.nc == 0 ? panels : b.nc >= B::NR ? b.nc / B::NR : 1;
-    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows, true, true);
+    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows);
     for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
         const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;
         for (std::size_t r = 0; r < rows; r += B::MR)
             with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
                 NoPrefetch none;
-                const QuantizedRows at{qx.q + r * qx.ld, qx.ld, qx.r1 + r, qx.r2 + r};
-                int8_block<Arch, Dot, M>(packed, out, x, at, {true, true}, y + r * ldy, ldy, none, p0, p1);
+                int8_block<Arch, Dot, M>(packed, out, x, qx.from(r), {true, true}, y + r * ldy, ldy, none, p0, p1);
             });
     }
 }
@@ -323,10 +351,11 @@ struct Int8Linear {
     static constexpr auto pack = int8_pack_linear<Arch>;
     static constexpr auto linear = int8_linear<Arch, Dot>;
     static constexpr auto linear_blocked = int8_linear_blocked<Arch, Dot>;
+    using GroupState = Int8Group;
     template <std::size_t M, class Prefetch>
     static void rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
-                     std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
-        int8_rows<Arch, Dot, M>(packed, out, x, y, ldy, pf, k_begin, k_end);
+                     GroupState& group, std::size_t k_begin, std::size_t k_end) {
+        int8_rows<Arch, Dot, M>(packed, out, x, y, ldy, pf, group, k_begin, k_end);
     }
 };
 

@@ -247,9 +247,11 @@ struct F32Linear {
     static constexpr auto pack = pack_linear<Arch, Fmt>;
     static constexpr auto linear = myattn::detail::linear<Arch, Fmt>;
     static constexpr auto linear_blocked = myattn::detail::linear_blocked<Arch, Fmt>;
+    /// Nothing carries from one of a group's Linears to the next.
+    struct GroupState {};
     template <std::size_t M, class Prefetch>
     static void rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
-                     std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+                     GroupState& /*group*/, std::size_t k_begin, std::size_t k_end) {
         linear_rows<Arch, M, Fmt>(packed, out, x, y, ldy, pf, k_begin, k_end);
     }
 };

@@ -6,11 +6,12 @@
 //   row, for the zero-point correction.
 // - Activations: each part of a Linear's input row [x1; x2] ([Q; K], [Q; a]) is quantized on its
 //   own, per sample, at each call: unsigned, asymmetric, over [min(x, 0), max(x, 0)] in `levels`
-//   steps with an integer zero point. So a sample's result never depends on the rest of the
-//   batch, and a small `a` next to a large Q keeps its own resolution. levels = 255 (8 bits)
-//   where the CPU multiplies 8-bit unsigned by signed bytes into 32 bits (VNNI, the Arm dot
-//   product, widening multiplies); 127 (7 bits) for x86 without VNNI, whose vpmaddubsw would
-//   saturate its 16-bit pair sums with 8-bit activations (255 * 127 * 2 > 32767).
+//   steps (a scale of at least the smallest normal float) with an integer zero point. So a
+//   sample's result never depends on the rest of the batch, and a small `a` next to a large Q
+//   keeps its own resolution. levels = 255 (8 bits) where the CPU multiplies 8-bit unsigned by
+//   signed bytes into 32 bits (VNNI, the Arm dot product, widening multiplies); 127 (7 bits) for
+//   x86 without VNNI, whose vpmaddubsw would saturate its 16-bit pair sums with 8-bit
+//   activations (255 * 127 * 2 > 32767).
 // - Sums: int32, exact: sum_i w_ji (qx_i - zp) = sum_i w_ji qx_i - zp colsum_j.
 // - Output: y_j = float(sum1_j) * (s_wj * s_x1), then fma(float(sum2_j), s_wj * s_x2, y_j), then
 //   + b_j: the same roundings, in the same order, on every ISA.
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 namespace myattn::detail {
 namespace {
@@ -55,10 +57,14 @@ struct RowRange {
 };
 
 /// The scale and zero point of a part of range r. A non-finite input makes the scale NaN, so
-/// that every output the part feeds is NaN, as in float32 (the bytes are then unused: 0).
+/// that every output the part feeds is NaN, as in float32 (the bytes are then unused: 0). The
+/// scale is at least the smallest normal float, so that 1 / scale is finite and x / scale is
+/// within about [-levels, levels] for every x of the part (parts of inputs all below about
+/// 1e-36 in magnitude get fewer steps).
 inline RowQuant row_quant(const RowRange& r, int levels) {
     float scale = (r.hi - r.lo) / static_cast<float>(levels);
     if (scale == 0.0f) scale = 1.0f; // all zeros
+    if (scale < std::numeric_limits<float>::min()) scale = std::numeric_limits<float>::min();
     scale += r.poison;
     if (scale != scale) return {scale, 0};
     const float top = static_cast<float>(levels);
