@@ -51,9 +51,10 @@ template <class Arch, unsigned Step = vfloat<Arch>::size / 2>
         return v;
 }
 
-/// The `n` floats at p (n < lanes), the other lanes `fill`: reads nothing past p + n.
+/// The `n` floats at p (n < lanes), the other lanes `fill`: reads nothing past p + n. Inlined
+/// (as store_tail): a call in a tile's epilogue would spill every live accumulator around it.
 template <class Arch>
-inline vfloat<Arch> load_tail(const float* p, std::size_t n, float fill) {
+[[gnu::always_inline]] inline vfloat<Arch> load_tail(const float* p, std::size_t n, float fill) {
     float buf[vfloat<Arch>::size];
     for (std::size_t i = 0; i < vfloat<Arch>::size; ++i) buf[i] = i < n ? p[i] : fill;
     return vfloat<Arch>::load_unaligned(buf);
@@ -61,7 +62,7 @@ inline vfloat<Arch> load_tail(const float* p, std::size_t n, float fill) {
 
 /// Stores the first `n` lanes of v at p (n < lanes): writes nothing past p + n.
 template <class Arch>
-inline void store_tail(float* p, std::size_t n, vfloat<Arch> v) {
+[[gnu::always_inline]] inline void store_tail(float* p, std::size_t n, vfloat<Arch> v) {
     float buf[vfloat<Arch>::size];
     v.store_unaligned(buf);
     for (std::size_t i = 0; i < n; ++i) p[i] = buf[i];
