@@ -243,7 +243,7 @@ void run(const KernelTable& kernels, const Dims& dims, const PackedLayout& layou
         float* scratch = thread_scratch(kernels.scratch_size(dims, rows));
         for (std::size_t t = first; t < last; ++t)
             detail::forward_with(kernels, dims, layout, packed, batch, {t * rows, std::min(B, (t + 1) * rows)},
-                                 scratch);
+                                 plan.fused(), scratch);
     };
 #ifdef MYATTN_WITH_TBB
     if (tiles > 1) {

@@ -20,14 +20,15 @@
 #include <string>
 
 #include "cache_info.hpp"
+#include "kernels/table.hpp"
 #include "myattn/parameters.hpp"
 
 namespace myattn::detail {
 
 struct ForwardPlan {
     bool layered;
-    /// Inputs per slice of a Linear: the MR × KC sliver of inputs, reused by every panel, fills
-    /// half of L1d while the panels stream past (0: the kernels' own KC).
+    /// Inputs per slice of a Linear, on either path: the MR × KC sliver of inputs, reused by
+    /// every panel, fills half of L1d while the panels stream past (0: the kernels' own KC).
     std::size_t kc;
     /// Output features per block of weights (a multiple of NR): KC × NC weights in half of L2
     /// (0: no blocks, each thread's share of the panels at once).
@@ -35,6 +36,12 @@ struct ForwardPlan {
     /// Samples per layered block (a multiple of MR): the block's KC inputs and NC outputs of
     /// each sample in a quarter of L2, beside the weights.
     std::size_t mc;
+    /// Fused path: the most bytes of a group's V that the group before requests during its
+    /// Linears, a quarter of L2 (0: the kernels' own limit).
+    std::size_t prefetch_limit = 0;
+
+    /// The fused kernels' part of the plan.
+    [[nodiscard]] FusedBlocking fused() const { return {.kc = kc, .prefetch_limit = prefetch_limit}; }
 };
 
 /// Floats of both Linears once packed: out × (in + 1) each, ignoring the panel padding.
@@ -52,7 +59,7 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
     // The fused path keeps both Linears in L2 beside a group's rows; past three quarters of
     // it, they are evicted between groups.
     const bool layered = packed_weight_bytes(d) > c.l2 / 4 * 3;
-    return {.layered = layered, .kc = kc, .nc = nc, .mc = mc};
+    return {.layered = layered, .kc = kc, .nc = nc, .mc = mc, .prefetch_limit = c.l2 / 4};
 }
 
 /// B samples too few for a group per thread, through large Linears: one block of them all,
@@ -60,9 +67,10 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
 /// once per call anyway), KC the kernels' own.
 inline ForwardPlan plan_by_features(std::size_t B) { return {.layered = true, .kc = 0, .nc = 0, .mc = B}; }
 
-/// "layered: MC 120, NC 320, KC 768" or "fused" (its blocking is the kernels' own).
+/// "layered: MC 120, NC 320, KC 768" or "fused: KC 768, V prefetch 512 KiB" (0: the kernels' own).
 inline std::string to_string(const ForwardPlan& p) {
-    if (!p.layered) return "fused";
+    if (!p.layered)
+        return "fused: KC " + std::to_string(p.kc) + ", V prefetch " + std::to_string(p.prefetch_limit / 1024) + " KiB";
     return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc);
 }
 

@@ -138,7 +138,7 @@ TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime
                       {c.B, in.at("Q").data.data(), in.at("K").data.data(), in.at("V").data.data(),
                        c.shared_k ? 0 : d.key_size, c.shared_v ? 0 : d.value_size1 * d.value_size2, output.data(),
                        attn_weights.data()},
-                      {0, c.B}, scratch.data());
+                      {0, c.B}, {}, scratch.data());
             auto truth = [&](const std::string& name) {
                 const auto& hi = ex.at(name + "_f64_hi").data;
                 const auto& lo = ex.at(name + "_f64_lo").data;

@@ -245,7 +245,7 @@ TEST_CASE("bf16: forward is bitwise the f32 forward of the bf16-rounded weights,
                                const float* V, std::vector<float>& out, std::vector<float>& w) {
                     out.assign(B * d.output_size, sentinel);
                     w.assign(B * d.value_size1, sentinel);
-                    k.forward(d, lay, pk, {B, x.Q.data(), x.K.data(), V, ks, vs, out.data(), w.data()}, {0, B},
+                    k.forward(d, lay, pk, {B, x.Q.data(), x.K.data(), V, ks, vs, out.data(), w.data()}, {0, B}, {},
                               scratch.data());
                 };
                 std::vector<float> out, w, out_f, w_f, out_v, w_v;
@@ -257,7 +257,7 @@ TEST_CASE("bf16: forward is bitwise the f32 forward of the bf16-rounded weights,
                 out_v.assign(out.size(), sentinel);
                 w_v.assign(w.size(), sentinel);
                 t.forward_bf16v(d, layout, packed.data(),
-                                {B, x.Q.data(), x.K.data(), Vb.data(), ks, vs, out_v.data(), w_v.data()}, {0, B},
+                                {B, x.Q.data(), x.K.data(), Vb.data(), ks, vs, out_v.data(), w_v.data()}, {0, B}, {},
                                 scratch.data());
                 check_same_bits("output, bf16 V", out_v, out_f);
                 check_same_bits("attn_weights, bf16 V", w_v, w_f);

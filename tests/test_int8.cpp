@@ -153,7 +153,7 @@ TEST_CASE("int8: the fused forward is its steps through the table, bit for bit, 
                 const std::size_t ks = shared ? 0 : d.key_size, vs = shared ? 0 : L * D;
                 std::vector<float> out(B * o), w(B * L), scratch(t.scratch_size(d, B));
                 t.forward(d, layout, packed.data(),
-                          {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), w.data()}, {0, B},
+                          {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out.data(), w.data()}, {0, B}, {},
                           scratch.data());
                 // The steps: scores, softmax, weighted sum, combine, each through the table.
                 std::vector<float> s(B * L), a(B * D), y(B * o);
@@ -184,7 +184,7 @@ TEST_CASE("int8: the fused forward is its steps through the table, bit for bit, 
                     std::vector<float> sc(t.scratch_size(d, end - begin));
                     t.forward(d, layout, packed.data(),
                               {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_one.data(), w_one.data()},
-                              {begin, end}, sc.data());
+                              {begin, end}, {}, sc.data());
                 }
                 for (std::size_t i = 0; i < out.size(); ++i) REQUIRE(same_bits(out[i], out_one[i]));
                 for (std::size_t i = 0; i < w.size(); ++i) REQUIRE(same_bits(w[i], w_one[i]));

@@ -395,7 +395,7 @@ TEST_CASE("kernels: forward gives a sample the same bits in any tile and any pos
             std::vector<float> out_one(out_all.size()), w_one(w_all.size());
             std::vector<float> scratch(t.scratch_size(d, B));
             t.forward(d, layout, packed.data(),
-                      {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_all.data(), w_all.data()}, {0, B},
+                      {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_all.data(), w_all.data()}, {0, B}, {},
                       scratch.data());
             // The same samples in tiles of 1, 2, 3, ... starting at every offset.
             for (std::size_t begin = 0, size = 1; begin < B; begin += size, ++size) {
@@ -403,7 +403,7 @@ TEST_CASE("kernels: forward gives a sample the same bits in any tile and any pos
                 std::vector<float> s(t.scratch_size(d, end - begin));
                 t.forward(d, layout, packed.data(),
                           {B, x.Q.data(), x.K.data(), x.V.data(), ks, vs, out_one.data(), w_one.data()}, {begin, end},
-                          s.data());
+                          {}, s.data());
             }
             check_same_bits("output in tiles", out_one, out_all);
             check_same_bits("attn_weights in tiles", w_one, w_all);

@@ -86,14 +86,29 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     for (const detail::CacheSizes& c : {zen4, emerald_rapids}) {
         CHECK_FALSE(plan_forward(detail::shape_S, c, 8, 32).layered);
         CHECK_FALSE(plan_forward(detail::shape_T, c, 8, 32).layered);
-        CHECK(detail::to_string(plan_forward(detail::shape_T, c, 8, 32)) == "fused");
     }
+    // The fused kernels' blocking comes from the same caches: KC as the layered path's, the next
+    // group's V requested only while it fits in a quarter of L2.
+    const detail::FusedBlocking fz = plan_forward(detail::shape_T, zen4, 8, 32).fused();
+    CHECK(fz.kc == 512); // the kernels' constant, which assumes this L1d
+    CHECK(fz.prefetch_limit == 256 * 1024);
+    const detail::ForwardPlan te = plan_forward(detail::shape_T, emerald_rapids, 8, 32);
+    CHECK(te.fused().kc == 768);
+    CHECK(te.fused().prefetch_limit == 512 * 1024);
+    CHECK(detail::to_string(te) == "fused: KC 768, V prefetch 512 KiB");
+    CHECK(plan_forward(detail::shape_T, emerald_rapids, 6, 16).fused().kc == 1024);
+    // X below one group per thread runs fused with the layered plan's KC.
+    CHECK(e.fused().kc == 768);
     // Tiny or unknown-looking caches never give empty blocks.
     const detail::ForwardPlan tiny = plan_forward(detail::shape_S, {.l1d = 1024, .l2 = 4096, .l3 = 0}, 8, 32);
     CHECK(tiny.layered);
     CHECK(tiny.kc == 64);
     CHECK(tiny.nc == 32);
     CHECK(tiny.mc == 8);
+    CHECK(tiny.prefetch_limit == 1024);
+    // The feature split keeps the kernels' own blocking.
+    CHECK(detail::plan_by_features(3).fused().kc == 0);
+    CHECK(detail::plan_by_features(3).fused().prefetch_limit == 0);
 }
 
 TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group bits", "[layered][linear][each_isa]") {
@@ -129,7 +144,8 @@ namespace {
 
 /// Table t's layered driver gives its fused path's bits at odd sizes (partial panels, KC slices
 /// inside q and inside k or d) for B samples, with made-up blockings and the feature split's
-/// plan, on 1 or 2 threads.
+/// plan, on 1 or 2 threads; so does the fused path with made-up KCs, with and without the next
+/// group's V requested ahead.
 void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<std::size_t> batches) {
     const Dims d{13, 40, 71, 21, 35};
     const Parameters p = Parameters::random(d, 31);
@@ -145,7 +161,15 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
             };
             std::vector<float> out(B * d.output_size), weights(B * d.value_size1);
             std::vector<float> scratch(t.scratch_size(d, B));
-            t.forward(d, w.layout, w.weights.data(), batch(out, weights), {0, B}, scratch.data());
+            t.forward(d, w.layout, w.weights.data(), batch(out, weights), {0, B}, {}, scratch.data());
+            for (const detail::FusedBlocking fb : {detail::FusedBlocking{.kc = 16, .prefetch_limit = 1},
+                                                   detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30}}) {
+                CAPTURE(B, shared, fb.kc, fb.prefetch_limit);
+                std::vector<float> o(out.size()), a(weights.size());
+                t.forward(d, w.layout, w.weights.data(), batch(o, a), {0, B}, fb, scratch.data());
+                CHECK(same_bits(o, out));
+                CHECK(same_bits(a, weights));
+            }
             // The feature split too: one block of all B samples, the Linears in whole panels.
             const std::pair<detail::ForwardPlan, int> runs[] = {
                 {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {detail::plan_by_features(B), 2}};

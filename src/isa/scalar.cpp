@@ -123,9 +123,10 @@ PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
 // The weighted sum `a` is the only intermediate not written to the caller's buffers.
 std::size_t scratch_size(const Dims& d, std::size_t /*rows*/) { return d.value_size2; }
 
+// One sample at a time through whole rows: no cache blocking to apply.
 template <class P, class VT>
 void forward(const Dims& d, const PackedLayout& l, const float* packed, const BatchOf<VT>& x, Range samples,
-             float* scratch) {
+             const FusedBlocking& /*blocking*/, float* scratch) {
     const std::size_t L = d.value_size1, o = d.output_size;
     for (std::size_t b = samples.begin; b < samples.end; ++b)
         reference_sample_with<float>(

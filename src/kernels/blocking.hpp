@@ -39,8 +39,9 @@ struct Blocking {
 
     /// KC inputs per pass over the panels: the MR × KC sliver of inputs, reused by every panel,
     /// stays in half of a 32 KiB L1 (the smallest L1 of the targets) while panels stream past.
-    /// The fused path's constant; the layered path derives its KC from the detected L1d
-    /// (src/forward_plan.hpp). Either gives the same bits: a slice only continues each sum.
+    /// The fallback: MyAttn derives its KC from the detected L1d (src/forward_plan.hpp) and
+    /// hands it to both paths; this one serves the per-kernel entries and callers that pass
+    /// none. Any KC gives the same bits: a slice only continues each sum.
     static constexpr std::size_t l1_bytes = 32 * 1024;
     static constexpr std::size_t KC = [] {
         std::size_t kc = 64;
@@ -63,7 +64,8 @@ struct Blocking {
     static constexpr std::size_t stream_columns = 1024;
 
     /// The fused forward requests the next group's V during this group's Linears, when it is at
-    /// most a quarter of a 1 MiB L2 (shapes S and T; X's 16 MiB could not wait in cache).
+    /// most a quarter of L2 (shapes S and T; X's 16 MiB could not wait in cache): of the
+    /// detected L2 (src/forward_plan.hpp), or of a 1 MiB one here, the fallback.
     static constexpr std::size_t prefetch_limit = 256 * 1024;
     /// Cache lines requested per step of the Linear micro-kernel (MR × nr_vectors FMAs): one
     /// per ~8 cycles of FMAs, about the rate one core's DRAM stream delivers lines at (64 bytes

@@ -48,13 +48,15 @@ std::size_t scratch_size(const Dims& d, std::size_t rows) {
 }
 
 /// The register kernels of Lin's precision, for one group of M samples (compose's Steps): pf
-/// requests the next group's V while the Linears compute. The weighted sum takes V's element
-/// type from the batch (float, or bf16 for the bf16 precision).
+/// requests the next group's V while the Linears compute; the float Linears slice their inputs
+/// by kc (int8 has no slices: its parts are quantized whole). The weighted sum takes V's
+/// element type from the batch (float, or bf16 for the bf16 precision).
 template <class Arch, class Lin, std::size_t M, class Prefetch>
 struct GroupSteps {
     const PackedLayout& layout;
     const float* packed;
     Prefetch& pf;
+    std::size_t kc;
     /// What Lin carries from one of the group's Linears to the next (int8: the quantized Q).
     typename Lin::GroupState lin{};
 
@@ -63,7 +65,10 @@ struct GroupSteps {
     void linear(Layer which, const SplitRows& x, std::size_t /*rows: M*/, float* y, std::size_t ldy,
                 Range inputs = {0, std::size_t(-1)}) {
         const LinearLayout& l = which == Layer::scores ? layout.scores : layout.combine;
-        Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, lin, inputs.begin, inputs.end);
+        if constexpr (requires { Lin::runtime_kc; })
+            Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, lin, inputs.begin, inputs.end, kc);
+        else
+            Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, lin, inputs.begin, inputs.end);
     }
     void softmax(float* row, std::size_t n) { detail::softmax<Arch>(row, n); }
     template <class VT>
@@ -74,25 +79,28 @@ struct GroupSteps {
 
 template <class Arch, class Lin, class VT>
 void forward(const Dims& dims, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x, Range samples,
-             float* scratch) {
-    constexpr std::size_t MR = Blocking<Arch>::MR;
+             const FusedBlocking& blocking, float* scratch) {
+    using B = Blocking<Arch>;
+    constexpr std::size_t MR = B::MR;
     const std::size_t begin = samples.begin, end = samples.end;
+    const std::size_t kc = blocking.kc > 0 ? blocking.kc : B::KC;
     // Each full group requests the next group's V a few lines per step of its Linears, so that
     // it streams in while they compute (what it bought: docs/tuning.md). Only
-    // V per sample, and at most Blocking::prefetch_limit bytes of it.
+    // V per sample, and at most the prefetch limit (a quarter of L2) of it.
     const std::size_t v_bytes = x.v_stride * sizeof(VT);
-    const bool prefetch_v = v_bytes != 0 && MR * v_bytes <= Blocking<Arch>::prefetch_limit;
+    const std::size_t limit = blocking.prefetch_limit > 0 ? blocking.prefetch_limit : B::prefetch_limit;
+    const bool prefetch_v = v_bytes != 0 && MR * v_bytes <= limit;
     for (std::size_t g = begin; g < end; g += MR)
         with_size<MR>(end - g, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
             if constexpr (M == MR)
                 if (prefetch_v && g + M < end) {
                     const char* next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
                     PrefetchStream pf{next, next + (end - g - M < MR ? end - g - M : MR) * v_bytes};
-                    GroupSteps<Arch, Lin, M, PrefetchStream> steps{layout, packed, pf};
+                    GroupSteps<Arch, Lin, M, PrefetchStream> steps{layout, packed, pf, kc};
                     return compose(steps, dims, x, {g, g + M}, scratch);
                 }
             NoPrefetch none;
-            GroupSteps<Arch, Lin, M, NoPrefetch> steps{layout, packed, none};
+            GroupSteps<Arch, Lin, M, NoPrefetch> steps{layout, packed, none, kc};
             compose(steps, dims, x, {g, g + M}, scratch);
         });
 }

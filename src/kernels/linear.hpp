@@ -169,12 +169,13 @@ void linear_block(const float* packed, std::size_t out, const SplitRows& x, floa
 
 /// y for M samples over inputs [k_begin, k_end) (all of them by default): from zero if
 /// k_begin = 0, else continuing the sums already in y; the bias is added once the last input is
-/// in. Each step over an input requests a few lines of pf (a PrefetchStream, or NoPrefetch). KC
-/// blocks of inputs outermost, so that the M × KC input sliver stays in L1 while every panel
-/// streams past it.
+/// in. Each step over an input requests a few lines of pf (a PrefetchStream, or NoPrefetch).
+/// Slices of kc inputs outermost (the kernels' KC by default, or the one the caller derived
+/// from the CPU's L1d), so that the M × kc input sliver stays in L1 while every panel streams
+/// past it.
 template <class Arch, std::size_t M, class Fmt = F32Weights, class Prefetch>
 void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
-                 std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1)) {
+                 std::size_t k_begin = 0, std::size_t k_end = std::size_t(-1), std::size_t kc = Blocking<Arch>::KC) {
     using B = Blocking<Arch>;
     const std::size_t in = x.n1 + x.n2, panels = (out + B::NR - 1) / B::NR;
     if (k_end > in) k_end = in;
@@ -183,7 +184,7 @@ void linear_rows(const float* packed, std::size_t out, const SplitRows& x, float
     if (k_begin != 0 && k_begin >= k_end) return;
     std::size_t k0 = k_begin;
     do {
-        const std::size_t k1 = k_end - k0 > B::KC ? k0 + B::KC : k_end;
+        const std::size_t k1 = k_end - k0 > kc ? k0 + kc : k_end;
         linear_block<Arch, M, Fmt>(packed, out, x, y, ldy, pf, 0, panels, k0, k1);
         k0 = k1;
     } while (k0 < k_end);
@@ -249,10 +250,12 @@ struct F32Linear {
     static constexpr auto linear_blocked = myattn::detail::linear_blocked<Arch, Fmt>;
     /// Nothing carries from one of a group's Linears to the next.
     struct GroupState {};
+    /// rows() takes the fused forward's KC (GroupSteps, kernels/forward.hpp).
+    static constexpr bool runtime_kc = true;
     template <std::size_t M, class Prefetch>
     static void rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
-                     GroupState& /*group*/, std::size_t k_begin, std::size_t k_end) {
-        linear_rows<Arch, M, Fmt>(packed, out, x, y, ldy, pf, k_begin, k_end);
+                     GroupState& /*group*/, std::size_t k_begin, std::size_t k_end, std::size_t kc) {
+        linear_rows<Arch, M, Fmt>(packed, out, x, y, ldy, pf, k_begin, k_end, kc);
     }
 };
 

@@ -80,6 +80,14 @@ struct LinearBlocking {
     std::size_t kc, nc;
 };
 
+/// Cache blocking of the fused forward, from the caches of the CPU at hand (src/forward_plan.hpp):
+/// KC inputs per slice of a Linear, and the most bytes of V a group requests for the next one
+/// while its Linears compute. 0 takes the kernels' constant (kernels/blocking.hpp). Neither
+/// changes a bit of the results.
+struct FusedBlocking {
+    std::size_t kc = 0, prefetch_limit = 0;
+};
+
 /// The operands of a weighted sum a[r, j] = sum_l w[r, l] V_r[l, j]: `rows` rows of weights
 /// (ldw floats apart), V_r = V + r * v_stride (0: one V shared by every row) of L rows of d
 /// values (float, or bfloat16 for the bf16 precision), results ld_a floats apart.
@@ -113,14 +121,14 @@ struct KernelTable {
     PackedLayout (*pack)(const Dims& dims, const WeightsView& weights, float* packed);
     /// Floats of scratch one thread needs to run `rows` samples at once.
     std::size_t (*scratch_size)(const Dims& dims, std::size_t rows);
-    /// Runs samples [begin, end) of `batch`; `scratch` holds scratch_size(dims, end - begin)
-    /// floats. Each sample's result depends on nothing but its own inputs, so results are
-    /// bitwise identical whatever the tiling or the thread count.
+    /// Runs samples [begin, end) of `batch` blocked as `b` says; `scratch` holds
+    /// scratch_size(dims, end - begin) floats. Each sample's result depends on nothing but its
+    /// own inputs, so results are bitwise identical whatever the tiling, blocking or thread count.
     void (*forward)(const Dims& dims, const PackedLayout& layout, const float* packed, const Batch& batch,
-                    Range samples, float* scratch);
+                    Range samples, const FusedBlocking& b, float* scratch);
     /// The same with a bf16 V; only the bf16 precision has it (null elsewhere).
     void (*forward_bf16v)(const Dims& dims, const PackedLayout& layout, const float* packed,
-                          const BatchOf<bfloat16>& batch, Range samples, float* scratch);
+                          const BatchOf<bfloat16>& batch, Range samples, const FusedBlocking& b, float* scratch);
 
     // The kernels forward composes, for work split across threads, per-kernel tests and benchmarks.
     /// Where pack_linear puts a Linear of `out` >= 1 features over the inputs [x1; x2] of n1 and
@@ -150,12 +158,12 @@ namespace {
 /// The table's forward and weighted sum for a V of floats or, precision bf16, of bf16s (whose
 /// entries the driver checked to be there).
 inline void forward_with(const KernelTable& k, const Dims& d, const PackedLayout& l, const float* packed,
-                         const Batch& x, Range s, float* scratch) {
-    k.forward(d, l, packed, x, s, scratch);
+                         const Batch& x, Range s, const FusedBlocking& b, float* scratch) {
+    k.forward(d, l, packed, x, s, b, scratch);
 }
 inline void forward_with(const KernelTable& k, const Dims& d, const PackedLayout& l, const float* packed,
-                         const BatchOf<bfloat16>& x, Range s, float* scratch) {
-    k.forward_bf16v(d, l, packed, x, s, scratch);
+                         const BatchOf<bfloat16>& x, Range s, const FusedBlocking& b, float* scratch) {
+    k.forward_bf16v(d, l, packed, x, s, b, scratch);
 }
 inline void weighted_sum_with(const KernelTable& k, const WeightedSum& op, Range c) { k.weighted_sum(op, c); }
 inline void weighted_sum_with(const KernelTable& k, const WeightedSumOf<bfloat16>& op, Range c) {

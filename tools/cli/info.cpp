@@ -14,7 +14,8 @@ int info(std::span<char* const> args) {
                   "and the active ISA with the reason for the choice (MYATTN_ISA forces one) and, for each\n"
                   "precision (myattn run --precision), the kernel ID it runs on this CPU.\n"
                   "With --weights (and the query size, which the weights do not carry): the module's sizes and\n"
-                  "how forward runs its batches on this CPU (fused, or layered with its MC, NC and KC).");
+                  "how forward runs its batches on this CPU (fused with its KC and V prefetch limit, or layered\n"
+                  "with its MC, NC and KC).");
         return 0;
     }
     const auto weights = opts.get("weights");
