@@ -49,9 +49,11 @@ class MYATTN_EXPORT MyAttn {
     /// The kernels it runs, e.g. "i8-linear-8x32-avx512vnni".
     [[nodiscard]] std::string_view kernel_id() const;
     /// How forward runs a batch larger than the kernels' register tile, chosen at construction
-    /// from the shapes and this CPU's caches: "fused" (each group of samples through the whole
-    /// module), or "layered: MC m, NC n, KC k" (blocks of m samples layer by layer, each Linear
-    /// over n output features and k inputs at a time). Results are the same bits either way.
+    /// from the shapes and this CPU's caches: "fused: KC k, V prefetch p KiB" (each group of
+    /// samples through the whole module, each Linear over k inputs at a time, the next group's V
+    /// requested ahead when it is at most p KiB), or "layered: MC m, NC n, KC k" (blocks of m
+    /// samples layer by layer, each Linear over n output features and k inputs at a time).
+    /// Results are the same bits either way.
     [[nodiscard]] std::string plan() const;
 
     /// Q [B,1,q]; K [B,1,k] or [1,1,k]; V [B,L,d] or [1,L,d] (a leading 1 is shared by every
