@@ -123,15 +123,15 @@ void forward_fused(benchmark::State& state, myattn::Isa isa, const NamedShape* s
     state.counters["weight_passes"] = weight_passes(isa, d, batch, true);
 }
 
-// Why `got` differs from `want` by more than 1e-4 of want's largest magnitude, if it does.
-std::optional<std::string> mismatch(const char* what, std::span<const float> want, const float* got) {
+// Why `got` differs from `want` by more than `tolerance` of want's largest magnitude, if it does.
+std::optional<std::string> mismatch(const char* what, std::span<const float> want, const float* got, float tolerance) {
     float scale = 0, worst = 0;
     for (std::size_t i = 0; i < want.size(); ++i) {
         scale = std::max(scale, std::abs(want[i]));
         const float diff = std::abs(got[i] - want[i]);
         if (std::isnan(diff) || diff > worst) worst = diff; // a NaN, once seen, stays
     }
-    if (worst <= 1e-4f * scale) return std::nullopt;
+    if (worst <= tolerance * scale) return std::nullopt;
     return std::string(what) + " differs from myattn's scalar result: max |diff| " + std::to_string(worst) +
            ", max |value| " + std::to_string(scale);
 }
@@ -151,8 +151,8 @@ void forward_peer(benchmark::State& state, PeerInfo peer, const NamedShape* shap
         return;
     }
     const myattn::ForwardResult& ref = w.reference();
-    auto bad = mismatch("output", ref.output, impl->output());
-    if (!bad) bad = mismatch("attn_weights", ref.attn_weights, impl->attn_weights());
+    auto bad = mismatch("output", ref.output, impl->output(), peer.tolerance);
+    if (!bad) bad = mismatch("attn_weights", ref.attn_weights, impl->attn_weights(), peer.tolerance);
     if (bad) {
         state.SkipWithError(bad->c_str());
         return;

@@ -35,6 +35,9 @@ class Peer {
 struct PeerInfo {
     const char* name;
     std::unique_ptr<Peer> (*make)(const PeerProblem&);
+    /// Largest |difference| from myattn's float32 scalar result, as a fraction of its largest
+    /// |value|, that the peer's result may show before it is timed.
+    float tolerance;
 };
 
 /// The peers built into this binary whose code this CPU runs.
@@ -42,6 +45,8 @@ std::vector<PeerInfo> available_peers();
 
 #ifdef MYATTN_BENCH_ONEDNN
 std::unique_ptr<Peer> make_onednn_peer(const PeerProblem& problem);
+std::unique_ptr<Peer> make_onednn_bf16_peer(const PeerProblem& problem);
+std::unique_ptr<Peer> make_onednn_int8_peer(const PeerProblem& problem);
 #endif
 #ifdef MYATTN_BENCH_EIGEN
 std::unique_ptr<Peer> make_eigen_peer(const PeerProblem& problem);
