@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's benchmark command: installs what is missing (python3, the peers oneDNN and Eigen,
 # matplotlib), builds myattn_bench (Release, build-bench/), runs the per-ISA kernel and forward
-# benchmarks, every runnable ISA, scalar and the peers, and writes this CPU's report and plot,
+# benchmarks, every runnable ISA and precision, scalar and the peers (PyTorch's too where
+# /usr/bin/python3 has torch: tools/bench-torch), and writes this CPU's report and plot,
 # and the summary of the reports there, to build-bench/performance/ (docs/performance/ holds
 # the committed ones, one per CPU).
 # Usage: tools/bench.sh [--quick] [any other tools/bench-report option]
