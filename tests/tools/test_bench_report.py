@@ -196,6 +196,9 @@ class Precisions(unittest.TestCase):
         self.assertIn("| T/64 | 200 µs | 70 µs | 150 µs | — | 2.86× | — | 90 µs (1.29×) |", text)
         self.assertIn("| X/64, shared V | 5 ms | 1.9 ms |", text)
         self.assertIn(f"Precision targets: {sum(c[4] for c in self.checks.values())} of {len(self.checks)} met", text)
+        # Every cell's table: each precision against its own f32 and oneDNN's at the same precision.
+        self.assertIn("| T | 64 | 1 | avx512 | int8 | `i8-linear-8x32-avx512vnni` | 70 µs | 200 µs | 2.86× | 90 µs | "
+                      "1.29× |", "\n".join(self.report.precisions()))
         record = self.report.record()
         self.assertEqual(record["precision_targets"], [sum(c[4] for c in self.checks.values()), len(self.checks)])
 
