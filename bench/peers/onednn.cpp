@@ -110,9 +110,9 @@ class OnednnPeer final : public Peer {
 
     // dst [B, out] = src [B, in] · Wᵀ + bias, W [out, in] as nn.Linear stores it; src and dst float32.
     void linear(const memory& src, const float* W, const float* bias, const memory& dst) {
+        if (linears_ == Linears::int8) return linear_int8(src, W, bias, dst);
         const dim B = src.get_desc().dims()[0], in = src.get_desc().dims()[1], out = dst.get_desc().dims()[1];
         const memory user_w = wrap({in, out}, tag::ba, W), b = wrap({1, out}, tag::ab, bias);
-        if (linears_ == Linears::int8) return linear_int8(src, W, bias, dst);
         const dt type = linears_ == Linears::bf16 ? dt::bf16 : dt::f32;
         memory x = src;
         if (type != dt::f32) {
