@@ -40,14 +40,18 @@ myattn_isa(neon arm "NEON" "") # Advanced SIMD is part of the AArch64 baseline
 # Kernel sets of an ISA that need an extension beyond its flags (its registry rows name the CPU
 # feature): src/isa/<name>.cpp, compiled whenever the ISA is, with the ISA's flags and the
 # extension's. They go to MYATTN_KERNEL_SETS: objects and MYATTN_HAVE_<NAME> like an ISA's, but no
-# ISA of their own (MYATTN_ISA and the per-ISA test runs name ISAs).
+# ISA of their own (MYATTN_ISA and the per-ISA test runs name ISAs). Option MYATTN_ENABLE_<NAME>,
+# on by default, leaves one out (e.g. to benchmark the kernel set it is preferred to).
 set(MYATTN_KERNEL_SETS)
-function(myattn_kernels name isa)
-  if(isa IN_LIST MYATTN_ISAS)
+function(myattn_kernels name isa description)
+  string(TOUPPER ${name} _up)
+  option(MYATTN_ENABLE_${_up} "Compile ${description} kernels (where ${isa}'s are)" ON)
+  if(isa IN_LIST MYATTN_ISAS AND MYATTN_ENABLE_${_up})
     set(MYATTN_KERNEL_SETS ${MYATTN_KERNEL_SETS} ${name} PARENT_SCOPE)
     set(MYATTN_ISA_FLAGS_${name} ${ARGN} PARENT_SCOPE)
   endif()
 endfunction()
-myattn_kernels(avx512vnni avx512 ${_avx512} -mavx512vnni)
-myattn_kernels(avx2vnni avx2 -mavx2 -mfma -mavxvnni)
-myattn_kernels(neondot neon -march=armv8.2-a+dotprod)
+myattn_kernels(avx512vnni avx512 "AVX512-VNNI int8" ${_avx512} -mavx512vnni)
+myattn_kernels(avx512amx avx512 "AMX int8" ${_avx512} -mavx512vnni -mamx-tile -mamx-int8)
+myattn_kernels(avx2vnni avx2 "AVX-VNNI int8" -mavx2 -mfma -mavxvnni)
+myattn_kernels(neondot neon "NEON dot product int8" -march=armv8.2-a+dotprod)

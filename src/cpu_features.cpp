@@ -6,6 +6,10 @@
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <cpuid.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 #elif defined(__aarch64__)
 #include <sys/auxv.h>
 #endif
@@ -20,6 +24,18 @@ unsigned long long xgetbv0() {
     unsigned eax = 0, edx = 0;
     __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
     return (static_cast<unsigned long long>(edx) << 32) | eax;
+}
+
+// Linux hands out the AMX tile data state (8 KiB per thread) only to a process that asks for it:
+// until then the first tile instruction raises SIGILL. Asked once, here; a refusal leaves the
+// feature absent. Numbers from the Linux x86 ABI (asm/prctl.h, the XSAVE feature number).
+bool amx_granted() {
+#if defined(__linux__)
+    constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
+    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+#else
+    return false;
+#endif
 }
 
 CpuFeatures detect() {
@@ -41,6 +57,12 @@ CpuFeatures detect() {
         f.avx512bw = bit(ebx, 30);
         f.avx512vl = bit(ebx, 31);
         f.avx512_vnni = bit(ecx, 11);
+    }
+    const bool tiles_saved = (xcr0 & 0x60000) == 0x60000; // XTILECFG and XTILEDATA
+    if (tiles_saved) {
+        f.amx_tile = bit(edx, 24);
+        f.amx_int8 = bit(edx, 25);
+        f.amx_granted = f.amx_tile && amx_granted();
     }
     const unsigned max_subleaf = eax;
     if (max_subleaf >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) {
@@ -88,6 +110,9 @@ std::string to_string(const CpuFeatures& f) {
     add(f.avx512_vnni, "avx512_vnni");
     add(f.avx_vnni, "avx_vnni");
     add(f.avx512_bf16, "avx512_bf16");
+    add(f.amx_tile, "amx_tile");
+    add(f.amx_int8, "amx_int8");
+    add(f.amx_granted, "amx_granted");
     add(f.neon, "neon");
     add(f.asimddp, "asimddp");
     add(f.arm_bf16, "bf16");

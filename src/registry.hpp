@@ -43,7 +43,7 @@ struct Implementation {
     /// ("avx512vnni"). The last word of the kernel ID.
     std::string_view variant;
     /// CPU features the kernels need, all of them; unused slots are null.
-    std::array<bool CpuFeatures::*, 8> needs;
+    std::array<bool CpuFeatures::*, 9> needs;
     /// Architectural vector registers the kernels are blocked for (0: no SIMD blocking).
     std::size_t registers;
     /// Register tile of the Linear micro-kernel: MR samples x NR output features.
@@ -55,6 +55,7 @@ struct Implementation {
 
 // The table accessor of each implementation, defined in src/isa/<name>.cpp when it is compiled.
 const KernelTable& avx512_kernels();
+const KernelTable& avx512amx_int8_kernels();
 const KernelTable& avx512vnni_int8_kernels();
 const KernelTable& avx512_int8_kernels();
 const KernelTable& avx2_kernels();
@@ -80,6 +81,17 @@ constexpr Implementation implementations[] = {
      .registers = 32, .mr = 8, .nr = 32, .kernel_id = "f32-linear-8x32-avx512",
 #ifdef MYATTN_HAVE_AVX512
      .kernels = avx512_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    // AMX (Sapphire Rapids on): the dot products of whole 64-byte blocks on tiles, the rest with VNNI.
+    {.isa = Isa::avx512, .name = "avx512", .precision = Precision::int8, .variant = "avx512amx",
+     .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
+               &CpuFeatures::fma, &CpuFeatures::avx512_vnni, &CpuFeatures::amx_tile, &CpuFeatures::amx_int8,
+               &CpuFeatures::amx_granted},
+     .registers = 32, .mr = 8, .nr = 32, .kernel_id = "i8-linear-8x32-avx512amx",
+#ifdef MYATTN_HAVE_AVX512AMX
+     .kernels = avx512amx_int8_kernels},
 #else
      .kernels = nullptr},
 #endif

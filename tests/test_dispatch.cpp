@@ -150,6 +150,21 @@ TEST_CASE("dispatch: each (ISA, precision) takes that ISA's best kernels the CPU
     CHECK(variant(emr, Isa::avx512, Precision::int8) == "avx512vnni");
     CHECK(variant(emr, Isa::avx2, Precision::int8) == "avx2vnni");
     CHECK(variant(emr, Isa::avx512, Precision::f32) == "avx512");
+    // AMX takes int8 only where the OS granted this process the tile data, and never without
+    // VNNI (which runs the groups past the last whole tile) or the ISA itself.
+    CpuFeatures amx = emr;
+    amx.amx_tile = amx.amx_int8 = true;
+    CHECK(variant(amx, Isa::avx512, Precision::int8) == "avx512vnni");
+    amx.amx_granted = true;
+    CHECK(variant(amx, Isa::avx512, Precision::int8) == "avx512amx");
+    CHECK(variant(amx, Isa::avx512, Precision::f32) == "avx512");
+    CHECK(variant(amx, Isa::avx2, Precision::int8) == "avx2vnni");
+    CpuFeatures amx_no_int8 = amx;
+    amx_no_int8.amx_int8 = false;
+    CHECK(variant(amx_no_int8, Isa::avx512, Precision::int8) == "avx512vnni");
+    CpuFeatures amx_no_vnni = amx;
+    amx_no_vnni.avx512_vnni = false;
+    CHECK(variant(amx_no_vnni, Isa::avx512, Precision::int8) == "avx512");
     // AVX-512 without VNNI (Skylake-X), AVX2 without AVX-VNNI (Haswell, Zen 3): the ISA's fallback.
     CHECK(variant(zen4(), Isa::avx512, Precision::int8) == "avx512");
     CHECK(variant(zen4(), Isa::avx2, Precision::int8) == "avx2");
@@ -166,11 +181,12 @@ TEST_CASE("dispatch: each (ISA, precision) takes that ISA's best kernels the CPU
     CHECK(detail::choose_isa(emr, all_x86, "avx2").isa == Isa::avx2);
     // Over every subset of the x86 features: the chosen int8 kernels (if any) are the first of
     // the ISA's int8 rows the CPU runs, and exist exactly when the CPU runs the ISA.
-    for (unsigned mask = 0; mask < 32; ++mask) {
+    for (unsigned mask = 0; mask < 64; ++mask) {
         CpuFeatures f = haswell();
         f.avx512f = f.avx512bw = f.avx512dq = f.avx512vl = mask & 1;
         f.avx2 = mask & 2, f.fma = mask & 2;
         f.avx512_vnni = mask & 4, f.avx_vnni = mask & 8;
+        f.amx_tile = f.amx_int8 = f.amx_granted = mask & 16;
         for (Isa isa : {Isa::avx512, Isa::avx2, Isa::scalar}) {
             CAPTURE(mask, isa_name(isa));
             const detail::Implementation* i = detail::choose_kernels(f, all_x86, isa, Precision::int8);

@@ -110,6 +110,26 @@ inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
     }
 }
 
+/// A Dot with tile registers of its own (AMX) sums the groups of a tile itself (accumulate, with
+/// int8_accumulate's arguments), on tiles configured for M rows before a block of panels
+/// (configure<M>) and released after it (release), so that no tile state outlives a call.
+template <class Dot>
+concept TileDot = requires {
+    Dot::release();
+};
+
+/// Runs f() with Dot's tiles configured for M rows, where it has any.
+template <class Dot, std::size_t M, class F>
+inline void with_tiles(F&& f) {
+    if constexpr (TileDot<Dot>) {
+        Dot::template configure<M>();
+        f();
+        Dot::release();
+    } else {
+        f();
+    }
+}
+
 /// quantize_row (kernels/quantize.hpp) a vector at a time: the same scale, zero point and bytes.
 template <class Arch>
 RowQuant quantize_row_simd(const float* x, std::size_t n, int levels, std::uint8_t* q) {
@@ -224,8 +244,11 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
 #pragma GCC unroll 16
             for (std::size_t m = 0; m < M; ++m) acc[m][c] = negated * vint<Arch>(part.r[m].zero_point - Dot::offset);
         }
-        int8_accumulate<Arch, Dot, M, P, PV>(acc, words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR), stride, part.q,
-                                             part.ld, groups, pf);
+        const std::int32_t* w = words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR);
+        if constexpr (TileDot<Dot>)
+            Dot::template accumulate<M, P, PV>(acc, w, stride, part.q, part.ld, groups, pf);
+        else
+            int8_accumulate<Arch, Dot, M, P, PV>(acc, w, stride, part.q, part.ld, groups, pf);
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c) {
             if (cols <= c * lanes) continue;
@@ -279,7 +302,9 @@ void int8_block(const float* packed, std::size_t out, const SplitRows& x, const 
                 float* y, std::size_t ldy, Prefetch& pf, std::size_t p0, std::size_t p1) {
     using B = Blocking<Arch>;
     const Int8Panel pl = Int8Panel::of(B::NR, x.n1, x.n2);
-    int8_panels<Arch, Dot, M, B::panels(M)>(packed, pl, p0, p1, out, qx, parts.first, parts.second, y, ldy, pf);
+    with_tiles<Dot, M>([&] {
+        int8_panels<Arch, Dot, M, B::panels(M)>(packed, pl, p0, p1, out, qx, parts.first, parts.second, y, ldy, pf);
+    });
 }
 
 /// The fused forward's Linear step: M rows, every panel, the parts [k_begin, k_end) covers

@@ -1,0 +1,93 @@
+// The avx512 int8 kernels with AMX: kernels/ instantiated for xsimd::avx512f, each tile's dot
+// products over whole blocks of 64 input bytes on the AMX tiles (tdpbusd), the last partial
+// block with VNNI. Sums in int32 are exact in any order, so the dequantized results are
+// avx512vnni's bits, which are the scalar int8 reference's. Built with the avx512 flags,
+// -mavx512vnni, -mamx-tile and -mamx-int8; exports nothing but avx512amx_int8_kernels().
+//
+// The packed panel is already AMX's B layout: a 4-byte group of NR = 32 features is 128 bytes,
+// so 16 groups of features 0-15 are a 16 x 64-byte tile at a row stride of 128 bytes (features
+// 16-31: 64 bytes on). A tile of activations is M rows x 64 bytes of the quantized part.
+#include "isa/avx512vnni_dot.hpp"
+
+namespace myattn::detail {
+namespace {
+
+using Arch = xsimd::avx512f;
+
+/// ldtilecfg's 64-byte operand, palette 1.
+struct alignas(64) TileConfig {
+    std::uint8_t palette, start_row, reserved[14];
+    std::uint16_t colsb[16];
+    std::uint8_t rows[16];
+};
+
+// Tiles (the intrinsics take their numbers as literals): tmm0 and tmm1 the int32 sums of
+// features 0-15 and 16-31 (M rows x 16), tmm2 the activations (M rows x 64 bytes), tmm3 and
+// tmm4 the weights of each half (16 groups x 16 features x 4 bytes).
+constexpr TileConfig tile_config(std::size_t M) {
+    TileConfig c{};
+    c.palette = 1;
+    for (int t : {0, 1, 2}) c.rows[t] = static_cast<std::uint8_t>(M), c.colsb[t] = 64;
+    for (int t : {3, 4}) c.rows[t] = 16, c.colsb[t] = 64;
+    return c;
+}
+
+struct AmxDot : VnniDot {
+    static constexpr std::string_view variant = "avx512amx";
+    /// 4-byte groups per tile step: 64 bytes of each row.
+    static constexpr std::size_t block = 16;
+
+    template <std::size_t M>
+    static void configure() {
+        static_assert(M <= 16, "a tile has 16 rows");
+        static constexpr TileConfig config = tile_config(M);
+        _tile_loadconfig(&config);
+    }
+    static void release() { _tile_release(); }
+
+    /// int8_accumulate's sums: whole blocks on the tiles, panel by panel, added to acc; the
+    /// remaining groups with VNNI.
+    template <std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
+    static void accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w, std::size_t panel_stride,
+                           const std::uint8_t* q, std::size_t ldq, std::size_t groups, Prefetch& pf) {
+        using B = Blocking<Arch>;
+        constexpr std::size_t NR = B::NR, lanes = B::lanes;
+        static_assert(PV * lanes == NR && PV == 2, "a panel is two tiles of 16 features");
+        const std::size_t blocks = groups / block;
+        if (blocks > 0) {
+            const int ldw = static_cast<int>(NR * sizeof(std::int32_t)), lda = static_cast<int>(ldq);
+            for (std::size_t p = 0; p < P; ++p) {
+                const std::int32_t* panel = w + p * panel_stride;
+                _tile_zero(0);
+                _tile_zero(1);
+                for (std::size_t k = 0; k < blocks; ++k) {
+                    pf.template step<B::prefetch_lines * block>();
+                    _tile_loadd(2, q + k * block * int8_group, lda);
+                    _tile_loadd(3, panel + k * block * NR, ldw);
+                    _tile_loadd(4, panel + k * block * NR + lanes, ldw);
+                    _tile_dpbusd(0, 2, 3);
+                    _tile_dpbusd(1, 2, 4);
+                }
+                alignas(64) std::int32_t sums[M][NR];
+                _tile_stored(0, &sums[0][0], ldw);
+                _tile_stored(1, &sums[0][lanes], ldw);
+#pragma GCC unroll 16
+                for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 2
+                    for (std::size_t v = 0; v < PV; ++v)
+                        acc[m][p * PV + v] += vint<Arch>::load_aligned(&sums[m][v * lanes]);
+            }
+        }
+        int8_accumulate<Arch, AmxDot, M, P, PV>(acc, w + blocks * block * NR, panel_stride,
+                                                q + blocks * block * int8_group, ldq, groups - blocks * block, pf);
+    }
+};
+
+} // namespace
+
+const KernelTable& avx512amx_int8_kernels() {
+    static constexpr KernelTable table = make_table<Arch, Isa::avx512, Int8Linear<Arch, AmxDot>>();
+    return table;
+}
+
+} // namespace myattn::detail
