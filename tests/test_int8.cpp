@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "dispatch.hpp"
@@ -16,6 +17,10 @@
 #include "support/isas.hpp"
 #include "support/packed.hpp"
 #include "support/random.hpp"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 using namespace myattn;
 using namespace myattn::test;
@@ -109,7 +114,8 @@ TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an in
         // Weights of one magnitude (every int8 weight +-127) against activations at the top
         // step (x1 >= 0: zero point 0) and at the bottom (x2 <= 0: zero point `levels`): the
         // largest products the scheme makes, which a wrong step count would saturate.
-        const std::size_t out = 2 * t.nr + 1, n1 = 37, n2 = 22, rows = t.mr + 3, n = n1 + n2;
+        // x1 past 64 inputs: a whole block for the AMX tiles, the rest for VNNI.
+        const std::size_t out = 2 * t.nr + 1, n1 = 101, n2 = 22, rows = t.mr + 3, n = n1 + n2;
         std::vector<float> W(out * n), b(out, 0.5f);
         for (std::size_t j = 0; j < out; ++j)
             for (std::size_t i = 0; i < n; ++i) W[j * n + i] = (i + j) % 3 == 0 ? -3.0f : 3.0f;
@@ -131,7 +137,7 @@ TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an in
                 REQUIRE(same_bits(y[r * out + j], want[r * out + j]));
                 REQUIRE(std::isnan(y[r * out + j]) == (r >= 1 && r <= 3));
             }
-        // Far from float (|W x| up to 3 * 59 * 2): the reference is the scheme, not a float sum.
+        // Far from float (|W x| up to 3 * 123 * 2): the reference is the scheme, not a float sum.
         double exact = 0.5;
         for (std::size_t i = 0; i < n; ++i) exact += W[i] * double(i < n1 ? x1[i] : x2[i - n1]);
         CHECK(std::fabs(y[0] - exact) <= 1e-2 * std::fabs(exact));
@@ -218,3 +224,47 @@ TEST_CASE("int8: a part of tiny inputs, whose 1 / scale would overflow, is the r
         }
     }
 }
+
+#if defined(__x86_64__)
+namespace {
+
+/// XINUSE (xgetbv 1) bits 17 and 18: the tile configuration or tile data not in their initial
+/// state, i.e. tiles still configured; nullopt where the CPU cannot say (CPUID 0xD.1 EAX bit 2).
+std::optional<bool> tiles_in_use() {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(0xD, 1, &eax, &ebx, &ecx, &edx) || ((eax >> 2) & 1u) == 0) return std::nullopt;
+    unsigned lo = 0, hi = 0;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+    return (lo & 0x60000u) != 0;
+}
+
+} // namespace
+
+TEST_CASE("int8: the AMX kernels leave no tile configured when a call returns", "[int8][each_isa]") {
+    FOR_EACH_KERNELS(t, int8_only) {
+        if (t.id != "i8-linear-8x32-avx512amx" || !tiles_in_use()) return;
+        const Dims d{64, 70, 5, 130, 33}; // whole 64-byte blocks in every Linear, and a remainder
+        const Parameters p = Parameters::random(d, 5);
+        const auto [packed, layout] = pack_weights(t, p);
+        const std::size_t B = t.mr + 2;
+        const Inputs x = random_inputs(d, B, false, false, 6);
+        std::vector<float> out(B * d.output_size), w(B * d.value_size1), scratch(t.scratch_size(d, B));
+        t.forward(
+            d, layout, packed.data(),
+            {B, x.Q.data(), x.K.data(), x.V.data(), d.key_size, d.value_size1 * d.value_size2, out.data(), w.data()},
+            {0, B}, scratch.data());
+        CHECK_FALSE(*tiles_in_use());
+        const detail::SplitRows qk{.x1 = x.Q.data(),
+                                   .ld1 = d.query_size,
+                                   .n1 = d.query_size,
+                                   .x2 = x.K.data(),
+                                   .ld2 = d.key_size,
+                                   .n2 = d.key_size};
+        t.linear(layout.scores, packed.data(), qk, B, {0, d.value_size1}, w.data(), d.value_size1);
+        CHECK_FALSE(*tiles_in_use());
+        t.linear_blocked(layout.scores, packed.data(), qk, B, {0, d.value_size1}, {.kc = 0, .nc = 0}, w.data(),
+                         d.value_size1);
+        CHECK_FALSE(*tiles_in_use());
+    }
+}
+#endif

@@ -37,13 +37,21 @@ struct AmxDot : VnniDot {
     /// 4-byte groups per tile step: 64 bytes of each row.
     static constexpr std::size_t block = 16;
 
+    /// Rows the tiles are configured for on this thread; 0: released.
+    static inline thread_local std::size_t configured_rows = 0;
     template <std::size_t M>
     static void configure() {
         static_assert(M <= 16, "a tile has 16 rows");
         static constexpr TileConfig config = tile_config(M);
+        if (configured_rows == M) return;
         _tile_loadconfig(&config);
+        configured_rows = M;
     }
-    static void release() { _tile_release(); }
+    static void release() {
+        if (configured_rows == 0) return;
+        _tile_release();
+        configured_rows = 0;
+    }
 
     /// int8_accumulate's sums: whole blocks on the tiles, panel by panel, added to acc; the
     /// remaining groups with VNNI.
@@ -55,6 +63,7 @@ struct AmxDot : VnniDot {
         static_assert(PV * lanes == NR && PV == 2, "a panel is two tiles of 16 features");
         const std::size_t blocks = groups / block;
         if (blocks > 0) {
+            configure<M>();
             const int ldw = static_cast<int>(NR * sizeof(std::int32_t)), lda = static_cast<int>(ldq);
             for (std::size_t p = 0; p < P; ++p) {
                 const std::int32_t* panel = w + p * panel_stride;

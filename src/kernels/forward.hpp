@@ -103,6 +103,7 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
             GroupSteps<Arch, Lin, M, NoPrefetch> steps{layout, packed, none, kc};
             compose(steps, dims, x, {g, g + M}, scratch);
         });
+    if constexpr (requires { Lin::release(); }) Lin::release(); // AMX tiles: kernels/int8_linear.hpp
 }
 
 /// The table of `isa`'s kernels at Lin's precision, instantiated for Arch: the blocking

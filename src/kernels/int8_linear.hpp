@@ -111,24 +111,14 @@ inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
 }
 
 /// A Dot with tile registers of its own (AMX) sums the groups of a tile itself (accumulate, with
-/// int8_accumulate's arguments), on tiles configured for M rows before a block of panels
-/// (configure<M>) and released after it (release), so that no tile state outlives a call.
+/// int8_accumulate's arguments), on tiles it configures on first use in a thread and keeps
+/// configured until release(), which each table call (linear, linear_blocked, the fused
+/// forward) makes before it returns: configuring costs more than a small tile's work, and no
+/// tile state outlives a call.
 template <class Dot>
 concept TileDot = requires {
     Dot::release();
 };
-
-/// Runs f() with Dot's tiles configured for M rows, where it has any.
-template <class Dot, std::size_t M, class F>
-inline void with_tiles(F&& f) {
-    if constexpr (TileDot<Dot>) {
-        Dot::template configure<M>();
-        f();
-        Dot::release();
-    } else {
-        f();
-    }
-}
 
 /// quantize_row (kernels/quantize.hpp) a vector at a time: the same scale, zero point and bytes.
 template <class Arch>
@@ -302,9 +292,7 @@ void int8_block(const float* packed, std::size_t out, const SplitRows& x, const 
                 float* y, std::size_t ldy, Prefetch& pf, std::size_t p0, std::size_t p1) {
     using B = Blocking<Arch>;
     const Int8Panel pl = Int8Panel::of(B::NR, x.n1, x.n2);
-    with_tiles<Dot, M>([&] {
-        int8_panels<Arch, Dot, M, B::panels(M)>(packed, pl, p0, p1, out, qx, parts.first, parts.second, y, ldy, pf);
-    });
+    int8_panels<Arch, Dot, M, B::panels(M)>(packed, pl, p0, p1, out, qx, parts.first, parts.second, y, ldy, pf);
 }
 
 /// The fused forward's Linear step: M rows, every panel, the parts [k_begin, k_end) covers
@@ -341,6 +329,7 @@ void int8_linear(const LinearLayout& l, const float* packed, const SplitRows& x,
             NoPrefetch none;
             int8_block<Arch, Dot, M>(packed, out, x, qx.from(r), {true, true}, y + r * ldy, ldy, none, 0, panels);
         });
+    if constexpr (TileDot<Dot>) Dot::release();
 }
 
 /// The same outputs with the weights in blocks of b.nc features (0: all of them) outermost,
@@ -364,6 +353,7 @@ void int8_linear_blocked(const LinearLayout& l, const float* packed, const Split
                 int8_block<Arch, Dot, M>(packed, out, x, qx.from(r), {true, true}, y + r * ldy, ldy, none, p0, p1);
             });
     }
+    if constexpr (TileDot<Dot>) Dot::release();
 }
 
 /// The int8 Linear steps, for the fused forward and the table (kernels/forward.hpp).
@@ -377,6 +367,10 @@ struct Int8Linear {
     static constexpr auto linear = int8_linear<Arch, Dot>;
     static constexpr auto linear_blocked = int8_linear_blocked<Arch, Dot>;
     using GroupState = Int8Group;
+    /// What the fused forward calls before it returns: the Dot's tiles released, if it has any.
+    static void release() {
+        if constexpr (TileDot<Dot>) Dot::release();
+    }
     template <std::size_t M, class Prefetch>
     static void rows(const float* packed, std::size_t out, const SplitRows& x, float* y, std::size_t ldy, Prefetch& pf,
                      GroupState& group, std::size_t k_begin, std::size_t k_end) {
