@@ -73,7 +73,8 @@ TEST_CASE("int8: every kernel set's Linear is the reference's bits, every edge t
             std::size_t n1, n2;
         };
         // Whole groups of four and not, on either side of the split.
-        const Parts parts[] = {{1, 1}, {3, 13}, {32, 32}, {61, 203}, {8, 5}};
+        // 525: 8 whole blocks of 64 and a partial one, for the AMX tiles.
+        const Parts parts[] = {{1, 1}, {3, 13}, {32, 32}, {61, 203}, {8, 5}, {525, 3}};
         for (std::size_t out : {std::size_t{1}, nr - 1, nr + 1, 2 * nr + 3, std::size_t{70}})
             for (std::size_t rows : {std::size_t{1}, mr - 1, mr + 1, 2 * mr + 1})
                 for (const Parts& in : parts)
@@ -114,8 +115,8 @@ TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an in
         // Weights of one magnitude (every int8 weight +-127) against activations at the top
         // step (x1 >= 0: zero point 0) and at the bottom (x2 <= 0: zero point `levels`): the
         // largest products the scheme makes, which a wrong step count would saturate.
-        // x1 past 64 inputs: a whole block for the AMX tiles, the rest for VNNI.
-        const std::size_t out = 2 * t.nr + 1, n1 = 101, n2 = 22, rows = t.mr + 3, n = n1 + n2;
+        // x1 past 8 blocks of 64 inputs: whole blocks for the AMX tiles, the rest for VNNI.
+        const std::size_t out = 2 * t.nr + 1, n1 = 549, n2 = 22, rows = t.mr + 3, n = n1 + n2;
         std::vector<float> W(out * n), b(out, 0.5f);
         for (std::size_t j = 0; j < out; ++j)
             for (std::size_t i = 0; i < n; ++i) W[j * n + i] = (i + j) % 3 == 0 ? -3.0f : 3.0f;
@@ -137,7 +138,7 @@ TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an in
                 REQUIRE(same_bits(y[r * out + j], want[r * out + j]));
                 REQUIRE(std::isnan(y[r * out + j]) == (r >= 1 && r <= 3));
             }
-        // Far from float (|W x| up to 3 * 123 * 2): the reference is the scheme, not a float sum.
+        // Far from float (|W x| up to 3 * 571 * 2): the reference is the scheme, not a float sum.
         double exact = 0.5;
         for (std::size_t i = 0; i < n; ++i) exact += W[i] * double(i < n1 ? x1[i] : x2[i - n1]);
         CHECK(std::fabs(y[0] - exact) <= 1e-2 * std::fabs(exact));
@@ -243,7 +244,7 @@ std::optional<bool> tiles_in_use() {
 TEST_CASE("int8: the AMX kernels leave no tile configured when a call returns", "[int8][each_isa]") {
     FOR_EACH_KERNELS(t, int8_only) {
         if (t.id != "i8-linear-8x32-avx512amx" || !tiles_in_use()) return;
-        const Dims d{64, 70, 5, 130, 33}; // whole 64-byte blocks in every Linear, and a remainder
+        const Dims d{520, 70, 5, 130, 33}; // Q: 8 whole 64-byte blocks for the tiles, and a remainder
         const Parameters p = Parameters::random(d, 5);
         const auto [packed, layout] = pack_weights(t, p);
         const std::size_t B = t.mr + 2;
@@ -252,7 +253,7 @@ TEST_CASE("int8: the AMX kernels leave no tile configured when a call returns", 
         t.forward(
             d, layout, packed.data(),
             {B, x.Q.data(), x.K.data(), x.V.data(), d.key_size, d.value_size1 * d.value_size2, out.data(), w.data()},
-            {0, B}, scratch.data());
+            {0, B}, {}, scratch.data());
         CHECK_FALSE(*tiles_in_use());
         const detail::SplitRows qk{.x1 = x.Q.data(),
                                    .ld1 = d.query_size,

@@ -1,6 +1,6 @@
 // The avx512 int8 kernels with AMX: kernels/ instantiated for xsimd::avx512f, each tile's dot
-// products over whole blocks of 64 input bytes on the AMX tiles (tdpbusd), the last partial
-// block with VNNI. Sums in int32 are exact in any order, so the dequantized results are
+// products over whole blocks of 64 input bytes on the AMX tiles (tdpbusd) where a part has
+// enough of them, the rest with VNNI. Sums in int32 are exact in any order, so the dequantized results are
 // avx512vnni's bits, which are the scalar int8 reference's. Built with the avx512 flags,
 // -mavx512vnni, -mamx-tile and -mamx-int8; exports nothing but avx512amx_int8_kernels().
 //
@@ -36,6 +36,10 @@ struct AmxDot : VnniDot {
     static constexpr std::string_view variant = "avx512amx";
     /// 4-byte groups per tile step: 64 bytes of each row.
     static constexpr std::size_t block = 16;
+    /// Parts of fewer whole blocks stay on VNNI: T's parts of 4 blocks ran slower on the tiles
+    /// (a chain of dependent tdpbusd per tile, the sums stored and reloaded, configuring the
+    /// tiles), X's of 16 faster (docs/tuning.md).
+    static constexpr std::size_t min_blocks = 8;
 
     /// Rows the tiles are configured for on this thread; 0: released.
     static inline thread_local std::size_t configured_rows = 0;
@@ -61,7 +65,7 @@ struct AmxDot : VnniDot {
         using B = Blocking<Arch>;
         constexpr std::size_t NR = B::NR, lanes = B::lanes;
         static_assert(PV * lanes == NR && PV == 2, "a panel is two tiles of 16 features");
-        const std::size_t blocks = groups / block;
+        const std::size_t blocks = groups >= min_blocks * block ? groups / block : 0;
         if (blocks > 0) {
             configure<M>();
             const int ldw = static_cast<int>(NR * sizeof(std::int32_t)), lda = static_cast<int>(ldq);
