@@ -58,10 +58,12 @@ struct AmxDot : VnniDot {
     }
 
     /// int8_accumulate's sums: whole blocks on the tiles, panel by panel, added to acc; the
-    /// remaining groups with VNNI.
+    /// remaining groups with VNNI. Inlined into the tile, so that acc stays in registers (out
+    /// of line, every byte load may alias it: acc went through memory each step).
     template <std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
-    static void accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w, std::size_t panel_stride,
-                           const std::uint8_t* q, std::size_t ldq, std::size_t groups, Prefetch& pf) {
+    [[gnu::always_inline]] static void accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
+                                                  std::size_t panel_stride, const std::uint8_t* q, std::size_t ldq,
+                                                  std::size_t groups, Prefetch& pf) {
         using B = Blocking<Arch>;
         constexpr std::size_t NR = B::NR, lanes = B::lanes;
         static_assert(PV * lanes == NR && PV == 2, "a panel is two tiles of 16 features");
