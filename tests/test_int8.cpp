@@ -62,6 +62,23 @@ struct Linear {
     }
 };
 
+/// y = W [x1; x2] + b over `rows` rows of contiguous parts, by t's Linear (packed by t) and by
+/// the reference.
+struct Run {
+    std::vector<float> y, want;
+};
+Run run_and_reference(const detail::KernelTable& t, const std::vector<float>& W, const std::vector<float>& b,
+                      std::size_t out, const std::vector<float>& x1, std::size_t n1, const std::vector<float>& x2,
+                      std::size_t n2, std::size_t rows) {
+    const detail::LinearLayout l = t.linear_layout(out, n1, n2);
+    std::vector<float> packed(l.size);
+    t.pack_linear(l, W.data(), b.data(), packed.data());
+    const detail::SplitRows x{.x1 = x1.data(), .ld1 = n1, .n1 = n1, .x2 = x2.data(), .ld2 = n2, .n2 = n2};
+    Run r{std::vector<float>(rows * out), reference(W, b, out, x, rows, t.quant_levels)};
+    t.linear(l, packed.data(), x, rows, {0, out}, r.y.data(), out);
+    return r;
+}
+
 } // namespace
 
 TEST_CASE("int8: every kernel set's Linear is the reference's bits, every edge tile, split or blocked",
@@ -125,13 +142,7 @@ TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an in
         x1[n1 + 5] = nan;
         x2[2 * n2 + 1] = inf;
         x2[3 * n2] = -inf;
-        const detail::LinearLayout l = t.linear_layout(out, n1, n2);
-        std::vector<float> packed(l.size);
-        t.pack_linear(l, W.data(), b.data(), packed.data());
-        const detail::SplitRows x{.x1 = x1.data(), .ld1 = n1, .n1 = n1, .x2 = x2.data(), .ld2 = n2, .n2 = n2};
-        std::vector<float> y(rows * out);
-        t.linear(l, packed.data(), x, rows, {0, out}, y.data(), out);
-        const std::vector<float> want = reference(W, b, out, x, rows, t.quant_levels);
+        const auto [y, want] = run_and_reference(t, W, b, out, x1, n1, x2, n2, rows);
         for (std::size_t r = 0; r < rows; ++r)
             for (std::size_t j = 0; j < out; ++j) {
                 CAPTURE(r, j, y[r * out + j], want[r * out + j]);
@@ -211,13 +222,7 @@ TEST_CASE("int8: a part of tiny inputs, whose 1 / scale would overflow, is the r
         std::vector<float> x1 = normal(rng, rows * n1), x2 = normal(rng, rows * n2);
         for (std::size_t i = 0; i < x1.size(); ++i)
             x1[i] *= i % 7 == 0 ? 0.0f : i % 3 == 0 ? 1e-40f : i % 3 == 1 ? 3e-38f : 1e-38f;
-        const detail::LinearLayout l = t.linear_layout(out, n1, n2);
-        std::vector<float> packed(l.size);
-        t.pack_linear(l, W.data(), b.data(), packed.data());
-        const detail::SplitRows x{.x1 = x1.data(), .ld1 = n1, .n1 = n1, .x2 = x2.data(), .ld2 = n2, .n2 = n2};
-        std::vector<float> y(rows * out);
-        t.linear(l, packed.data(), x, rows, {0, out}, y.data(), out);
-        const std::vector<float> want = reference(W, b, out, x, rows, t.quant_levels);
+        const auto [y, want] = run_and_reference(t, W, b, out, x1, n1, x2, n2, rows);
         for (std::size_t i = 0; i < y.size(); ++i) {
             CAPTURE(i, y[i], want[i]);
             REQUIRE(same_bits(y[i], want[i]));
