@@ -71,6 +71,16 @@ std::vector<double> truth(const safetensors::TensorMap& ex, const std::string& n
     return t;
 }
 
+/// A case's files: its weights, its inputs and what PyTorch and the float64 truth gave.
+struct Loaded {
+    Parameters p;
+    safetensors::TensorMap in, ex;
+};
+Loaded load(const Case& c) {
+    return {Parameters::load(file(c, "weights"), c.q), safetensors::read(file(c, "inputs")),
+            safetensors::read(file(c, "expected"))};
+}
+
 Measure measure(const std::vector<float>& got, const std::vector<float>& torch_f32, const std::vector<double>& truth) {
     const double torch = rel_error(torch_f32, truth);
     return {rel_error(got, truth), torch, std::max(allowed_ratio * torch, floor_of(truth))};
@@ -82,24 +92,15 @@ TEST_CASE("accuracy: within 1.5x PyTorch float32's error against float64, every 
     FOR_EACH_ISA(isa) {
         for (const Case& c : cases()) {
             CAPTURE(c.name);
-            const Parameters p = Parameters::load(file(c, "weights"), c.q);
-            const auto in = safetensors::read(file(c, "inputs"));
-            const auto ex = safetensors::read(file(c, "expected"));
+            const auto [p, in, ex] = load(c);
             const Dims& d = p.dims();
             const MyAttn attn(p, isa);
             const ForwardResult got =
                 attn.forward({in.at("Q").data.data(), {c.B, 1, d.query_size}},
                              {in.at("K").data.data(), {c.shared_k ? 1 : c.B, 1, d.key_size}},
                              {in.at("V").data.data(), {c.shared_v ? 1 : c.B, d.value_size1, d.value_size2}});
-            auto truth = [&](const std::string& name) {
-                const auto& hi = ex.at(name + "_f64_hi").data;
-                const auto& lo = ex.at(name + "_f64_lo").data;
-                std::vector<double> t(hi.size());
-                for (std::size_t i = 0; i < t.size(); ++i) t[i] = double(hi[i]) + double(lo[i]);
-                return t;
-            };
-            const Measure out = measure(got.output, ex.at("output").data, truth("output"));
-            const Measure w = measure(got.attn_weights, ex.at("attn_weights").data, truth("attn_weights"));
+            const Measure out = measure(got.output, ex.at("output").data, truth(ex, "output"));
+            const Measure w = measure(got.attn_weights, ex.at("attn_weights").data, truth(ex, "attn_weights"));
             std::printf("accuracy %-7s %-18s %-10s output %.2e torch %.2e ratio %5.2f | attn_weights %.2e torch %.2e "
                         "ratio %5.2f\n",
                         std::string(isa_name(isa)).c_str(), c.name.c_str(), c.regime.c_str(), out.mine, out.torch,
@@ -125,9 +126,7 @@ TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime
         std::vector<double> ratios_out, ratios_w;
         for (const Case& c : cases()) {
             CAPTURE(c.name);
-            const Parameters p = Parameters::load(file(c, "weights"), c.q);
-            const auto in = safetensors::read(file(c, "inputs"));
-            const auto ex = safetensors::read(file(c, "expected"));
+            const auto [p, in, ex] = load(c);
             const Dims& d = p.dims();
             // Through the table, so that the fallback kernels run here too (every path of MyAttn
             // gives the same bits: tests/test_int8.cpp, tests/test_layered.cpp).
@@ -139,14 +138,7 @@ TEST_CASE("accuracy: int8 against PyTorch quantize_dynamic's error, every regime
                        c.shared_k ? 0 : d.key_size, c.shared_v ? 0 : d.value_size1 * d.value_size2, output.data(),
                        attn_weights.data()},
                       {0, c.B}, {}, scratch.data());
-            auto truth = [&](const std::string& name) {
-                const auto& hi = ex.at(name + "_f64_hi").data;
-                const auto& lo = ex.at(name + "_f64_lo").data;
-                std::vector<double> v(hi.size());
-                for (std::size_t i = 0; i < v.size(); ++i) v[i] = double(hi[i]) + double(lo[i]);
-                return v;
-            };
-            const std::vector<double> out_truth = truth("output"), w_truth = truth("attn_weights");
+            const std::vector<double> out_truth = truth(ex, "output"), w_truth = truth(ex, "attn_weights");
             const double out = rel_error(output, out_truth), w = rel_error(attn_weights, w_truth);
             std::printf("accuracy %-26s %-18s %-10s output %.2e torch %.2e ratio %5.2f | attn_weights %.2e torch "
                         "%.2e ratio %5.2f\n",
@@ -181,9 +173,7 @@ TEST_CASE("accuracy: bf16 within PyTorch bf16 autocast's error, every regime, V 
     FOR_EACH_ISA(isa) {
         for (const Case& c : cases()) {
             CAPTURE(c.name);
-            const Parameters p = Parameters::load(file(c, "weights"), c.q);
-            const auto in = safetensors::read(file(c, "inputs"));
-            const auto ex = safetensors::read(file(c, "expected"));
+            const auto [p, in, ex] = load(c);
             const Dims& d = p.dims();
             const MyAttn attn(p, isa, Precision::bf16);
             const std::vector<float>& V = in.at("V").data;
