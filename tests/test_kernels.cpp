@@ -305,11 +305,11 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
     }
 }
 
-TEST_CASE(
-    "kernels: weighted sum of wide rows (streamed row by row), any alignment, any column block, bitwise one FMA chain",
-    "[kernels][weighted_sum][each_isa]") {
-    // Rows of 4 KiB and more, whole cache lines: the row stream, whose sums sit in a buffer
-    // aligned like V, with scalar columns before V's first line boundary and after its last.
+TEST_CASE("kernels: weighted sum of wide rows (streamed), any alignment, any column block, bitwise one FMA chain",
+          "[kernels][weighted_sum][each_isa]") {
+    // Rows of 1024 values and more, whole cache lines: the row stream (four rows side by side,
+    // then the rest one by one: L = 9), whose sums sit in a buffer aligned like V, with scalar
+    // columns before V's first line boundary and after its last.
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
         for (auto [L, d] : {std::pair<std::size_t, std::size_t>{9, 1024}, {3, 2064}, {1, 4096}})

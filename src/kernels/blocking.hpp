@@ -54,14 +54,18 @@ struct Blocking {
     /// prefetchers, where running each column block down all L rows would not; `a` is reloaded
     /// once per window.
     static constexpr std::size_t window = 16 * 1024;
-    /// A V per sample whose rows are this long or longer (shape X: 4 KiB), and whole cache
-    /// lines, streams row by row instead, the sums reloaded from L1 per row: one sequential
-    /// stream across pages, which the hardware prefetchers follow better than a window's
-    /// several (docs/tuning.md). Shorter rows (T: 1 KiB) keep the
-    /// window: there the reloads cost more than they save.
-    static constexpr std::size_t stream_row_bytes = 4096;
+    /// A V per sample whose rows have this many values or more (shape X: 1024, 4 KiB in float32
+    /// and 2 KiB in bf16), and whole cache lines, streams down the rows instead, whole rows at
+    /// a time, the sums reloaded from L1 once per stream_rows rows: long sequential streams,
+    /// which the hardware prefetchers follow better than a window's short ones
+    /// (docs/tuning.md). Shorter rows (T: 256 values) keep the window: there the reloads cost
+    /// more than they save.
+    static constexpr std::size_t stream_row_values = 1024;
     /// Columns of the row stream's sums at once, in a stack buffer: 4 KiB, a quarter of L1.
     static constexpr std::size_t stream_columns = 1024;
+    /// Rows the row stream reads side by side (each sum still takes them in order): four
+    /// streams a page apart kept more of V in flight than one (docs/tuning.md).
+    static constexpr std::size_t stream_rows = 4;
 
     /// The fused forward requests the next group's V during this group's Linears, when it is at
     /// most a quarter of L2 (shapes S and T; X's 16 MiB could not wait in cache): of the

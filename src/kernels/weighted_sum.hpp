@@ -64,8 +64,34 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::siz
         if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, ldv, a, lda, col, end);
 }
 
+/// Rows [0, R) of a row stream's column block (weighted_sum_stream): each sum takes the R rows
+/// in order, so the chains are the one-row stream's, while the R rows (a page apart in shape
+/// X) stream side by side and the next R rows' lines are requested ahead (prefetcht1): several
+/// streams at once kept more lines in flight than one (docs/tuning.md).
+template <class Arch, std::size_t R, class VT>
+[[gnu::always_inline]] inline void stream_rows(const float* w, const VT* row, std::size_t ldv, float* sum,
+                                               std::size_t head, std::size_t body_end, std::size_t n) {
+    using vf = vfloat<Arch>;
+    constexpr std::size_t lanes = Blocking<Arch>::lanes;
+    for (std::size_t j = 0; j < head; ++j)
+        for (std::size_t r = 0; r < R; ++r) sum[j] = std::fma(w[r], value_of(row[r * ldv + j]), sum[j]);
+    vf wr[R];
+#pragma GCC unroll 8
+    for (std::size_t r = 0; r < R; ++r) wr[r] = vf(w[r]);
+    for (std::size_t j = head; j < body_end; j += lanes) {
+#pragma GCC unroll 8
+        for (std::size_t r = 0; r < R; ++r) __builtin_prefetch(row + (R + r) * ldv + j, 0, 2);
+        vf s = vf::load_aligned(sum + j);
+#pragma GCC unroll 8
+        for (std::size_t r = 0; r < R; ++r) s = fmadd<Arch>(wr[r], load_values<Arch>(row + r * ldv + j), s);
+        s.store_aligned(sum + j);
+    }
+    for (std::size_t j = body_end; j < n; ++j)
+        for (std::size_t r = 0; r < R; ++r) sum[j] = std::fma(w[r], value_of(row[r * ldv + j]), sum[j]);
+}
+
 /// Columns [0, d) of one sample's V (L rows, ldv values apart: whole 64-byte lines) streamed
-/// row by row, in order:
+/// down the rows, Blocking::stream_rows of them side by side, in order:
 /// a[j] = fma(w_l, V[l, j], a[j]) for each l, the register tile's chains. The sums build in a
 /// stack buffer laid out like V's rows modulo a cache line, so that the loads of V and of the
 /// sums, and the stores of the sums, are all aligned (V 16 bytes off a line, as malloc gives,
@@ -74,9 +100,8 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::siz
 /// columns, each streamed down all rows.
 template <class Arch, class VT>
 void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t d, std::size_t ldv, float* a) {
-    using vf = vfloat<Arch>;
     constexpr std::size_t lanes = Blocking<Arch>::lanes, line = 64 / sizeof(VT), sum_line = 64 / sizeof(float),
-                          cols = Blocking<Arch>::stream_columns;
+                          cols = Blocking<Arch>::stream_columns, R = Blocking<Arch>::stream_rows;
     alignas(64) float buffer[cols + sum_line];
     // Values from V to its first line boundary: the same in every row and column block.
     const std::size_t to_line = (line - reinterpret_cast<std::uintptr_t>(V) / sizeof(VT) % line) % line;
@@ -87,27 +112,24 @@ void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t
                           body_end = head + (n - head) / lanes * lanes;
         for (std::size_t j = 0; j < n; ++j) sum[j] = 0.0f;
         const VT* row = V + c0;
-        for (std::size_t l = 0; l < L; ++l, row += ldv) {
-            const vf wl(w[l]);
-            for (std::size_t j = 0; j < head; ++j) sum[j] = std::fma(w[l], value_of(row[j]), sum[j]);
-            for (std::size_t j = head; j < body_end; j += lanes)
-                fmadd<Arch>(wl, load_values<Arch>(row + j), vf::load_aligned(sum + j)).store_aligned(sum + j);
-            for (std::size_t j = body_end; j < n; ++j) sum[j] = std::fma(w[l], value_of(row[j]), sum[j]);
-        }
+        std::size_t l = 0;
+        for (; l + R <= L; l += R, row += R * ldv) stream_rows<Arch, R>(w + l, row, ldv, sum, head, body_end, n);
+        for (; l < L; ++l, row += ldv) stream_rows<Arch, 1>(w + l, row, ldv, sum, head, body_end, n);
         for (std::size_t j = 0; j < n; ++j) a[c0 + j] = sum[j];
     }
 }
 
 /// M samples sharing one V: L rows of d columns, ldv values apart. A V that streams (M = 1)
-/// goes in blocks of rows spanning at most Blocking::window bytes; one shared by a group
-/// (M > 1) is reused from cache, so each column block runs down all of it. A bf16 V of shape X
-/// (rows of 2 KiB) takes the window too: row by row, its sums would be reloaded and stored
-/// once per 32 bytes of V instead of 64, which made it slower (docs/tuning.md).
+/// goes down its rows (weighted_sum_stream) when they are long, else in blocks of rows spanning
+/// at most Blocking::window bytes; one shared by a group (M > 1) is reused from cache, so each
+/// column block runs down all of it. Whether rows are long is counted in values, not bytes: a
+/// bf16 V of shape X (rows of 2 KiB) streams too, its sums reloaded once per stream_rows x 32
+/// bytes of V (docs/tuning.md).
 template <class Arch, std::size_t M, class VT>
 void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d, std::size_t ldv,
                        float* a, std::size_t lda) {
     using B = Blocking<Arch>;
-    if (M == 1 && d * sizeof(VT) >= B::stream_row_bytes && ldv * sizeof(VT) % 64 == 0)
+    if (M == 1 && d >= B::stream_row_values && ldv * sizeof(VT) % 64 == 0)
         return weighted_sum_stream<Arch>(w, V, L, d, ldv, a);
     const std::size_t full = d - d % B::lanes;
     const std::size_t block = M > 1 ? L : d * sizeof(VT) < B::window ? B::window / (d * sizeof(VT)) : 1;
