@@ -90,8 +90,9 @@ TEST_CASE("int8: every kernel set's Linear is the reference's bits, every edge t
             std::size_t n1, n2;
         };
         // Whole groups of four and not, on either side of the split.
-        // 525: 8 whole blocks of 64 and a partial one, for the AMX tiles.
-        const Parts parts[] = {{1, 1}, {3, 13}, {32, 32}, {61, 203}, {8, 5}, {525, 3}};
+        // 263 and 525: 4 and 8 whole blocks of 64 (the fewest the AMX tiles take, and more),
+        // then a partial one.
+        const Parts parts[] = {{1, 1}, {3, 13}, {32, 32}, {61, 263}, {8, 5}, {525, 3}};
         for (std::size_t out : {std::size_t{1}, nr - 1, nr + 1, 2 * nr + 3, std::size_t{70}})
             for (std::size_t rows : {std::size_t{1}, mr - 1, mr + 1, 2 * mr + 1})
                 for (const Parts& in : parts)

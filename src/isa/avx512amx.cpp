@@ -36,10 +36,13 @@ struct AmxDot : VnniDot {
     static constexpr std::string_view variant = "avx512amx";
     /// 4-byte groups per tile step: 64 bytes of each row.
     static constexpr std::size_t block = 16;
-    /// Parts of fewer whole blocks stay on VNNI: T's parts of 4 blocks ran slower on the tiles
-    /// (a chain of dependent tdpbusd per tile, the sums stored and reloaded, configuring the
-    /// tiles), X's of 16 faster (docs/tuning.md).
-    static constexpr std::size_t min_blocks = 8;
+    /// Parts of fewer whole blocks stay on VNNI: the smallest measured on the tiles are T's, of
+    /// 4 blocks, a little faster there than on VNNI; X's of 16 clearly so (docs/tuning.md).
+    static constexpr std::size_t min_blocks = 4;
+    /// Lines of the next group's V requested per tile step (2 tdpbusd for 16 groups): about
+    /// the rate per cycle of VNNI's steps (Blocking::prefetch_lines per 16 vpdpbusd). VNNI's
+    /// rate per group, 16 times this step's work, came as a burst that held up the tile loads.
+    static constexpr std::size_t prefetch_lines = 4 * Blocking<Arch>::prefetch_lines;
 
     /// Rows the tiles are configured for on this thread; 0: released.
     static inline thread_local std::size_t configured_rows = 0;
@@ -76,7 +79,7 @@ struct AmxDot : VnniDot {
                 _tile_zero(0);
                 _tile_zero(1);
                 for (std::size_t k = 0; k < blocks; ++k) {
-                    pf.template step<B::prefetch_lines * block>();
+                    pf.template step<prefetch_lines>();
                     _tile_loadd(2, q + k * block * int8_group, lda);
                     _tile_loadd(3, panel + k * block * NR, ldw);
                     _tile_loadd(4, panel + k * block * NR + lanes, ldw);
