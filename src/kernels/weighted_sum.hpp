@@ -64,12 +64,12 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::siz
         if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, ldv, a, lda, col, end);
 }
 
-/// Rows [0, R) of a row stream's column block (weighted_sum_stream): each sum takes the R rows
-/// in order, so the chains are the one-row stream's, while the R rows (a page apart in shape
-/// X) stream side by side and the next R rows' lines are requested ahead (prefetcht1): several
-/// streams at once kept more lines in flight than one (docs/tuning.md).
+/// One step of the row stream (weighted_sum_stream), rows [0, R) of a column block: each sum
+/// takes the R rows in order, so the chains are the one-row stream's, while the R rows (a page
+/// apart in shape X) stream side by side and the next R rows' lines are requested ahead
+/// (prefetcht1): several streams at once kept more lines in flight than one (docs/tuning.md).
 template <class Arch, std::size_t R, class VT>
-[[gnu::always_inline]] inline void stream_rows(const float* w, const VT* row, std::size_t ldv, float* sum,
+[[gnu::always_inline]] inline void stream_step(const float* w, const VT* row, std::size_t ldv, float* sum,
                                                std::size_t head, std::size_t body_end, std::size_t n) {
     using vf = vfloat<Arch>;
     constexpr std::size_t lanes = Blocking<Arch>::lanes;
@@ -113,8 +113,8 @@ void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t
         for (std::size_t j = 0; j < n; ++j) sum[j] = 0.0f;
         const VT* row = V + c0;
         std::size_t l = 0;
-        for (; l + R <= L; l += R, row += R * ldv) stream_rows<Arch, R>(w + l, row, ldv, sum, head, body_end, n);
-        for (; l < L; ++l, row += ldv) stream_rows<Arch, 1>(w + l, row, ldv, sum, head, body_end, n);
+        for (; l + R <= L; l += R, row += R * ldv) stream_step<Arch, R>(w + l, row, ldv, sum, head, body_end, n);
+        for (; l < L; ++l, row += ldv) stream_step<Arch, 1>(w + l, row, ldv, sum, head, body_end, n);
         for (std::size_t j = 0; j < n; ++j) a[c0 + j] = sum[j];
     }
 }
