@@ -120,9 +120,9 @@ concept TileDot = requires {
     Dot::release();
 };
 
-/// quantize_row (kernels/quantize.hpp) a vector at a time: the same scale, zero point and bytes.
+/// quantize_row's range (kernels/quantize.hpp) a vector at a time: the same bounds and poison.
 template <class Arch>
-RowQuant quantize_row_simd(const float* x, std::size_t n, int levels, std::uint8_t* q) {
+RowRange row_range_simd(const float* x, std::size_t n) {
     using V = vfloat<Arch>;
     constexpr std::size_t lanes = V::size;
     const std::size_t body = n / lanes * lanes;
@@ -131,19 +131,20 @@ RowQuant quantize_row_simd(const float* x, std::size_t n, int levels, std::uint8
     std::size_t pair = 0;
     for (; pair + 2 * lanes <= body; pair += 2 * lanes) {
         const V v = V::load_unaligned(x + pair), w = V::load_unaligned(x + pair + lanes);
-        // Where a lane is NaN these may keep it or not: the poison then discards the range.
+        // Where a lane is NaN these may keep it or not: the poison then discards the range. It
+        // adds v * 0 (0, or NaN) in one fused operation: exact, as a product then a sum would be.
         lo = xsimd::min(lo, v);
         hi = xsimd::max(hi, v);
-        poison += v * V(0.0f);
+        poison = fmadd<Arch>(v, V(0.0f), poison);
         lo2 = xsimd::min(lo2, w);
         hi2 = xsimd::max(hi2, w);
-        poison2 += w * V(0.0f);
+        poison2 = fmadd<Arch>(w, V(0.0f), poison2);
     }
     if (pair < body) {
         const V v = V::load_unaligned(x + pair);
         lo = xsimd::min(lo, v);
         hi = xsimd::max(hi, v);
-        poison += v * V(0.0f);
+        poison = fmadd<Arch>(v, V(0.0f), poison);
     }
     lo = xsimd::min(lo, lo2);
     hi = xsimd::max(hi, hi2);
@@ -154,23 +155,28 @@ RowQuant quantize_row_simd(const float* x, std::size_t n, int levels, std::uint8
     all_lanes_max<Arch>(hi).store_aligned(h);
     RowRange r{.lo = l[0], .hi = h[0], .poison = xsimd::hadd(poison)};
     for (std::size_t i = body; i < n; ++i) r.add(x[i]);
-    const RowQuant rq = row_quant(r, levels);
+    return r;
+}
+
+/// quantize_row's bytes a vector at a time, for the scale and zero point rq of the row.
+template <class Arch, int levels>
+void quantize_bytes_simd(const float* x, std::size_t n, const RowQuant& rq, std::uint8_t* q) {
+    using V = vfloat<Arch>;
+    constexpr std::size_t lanes = V::size;
+    const std::size_t body = n / lanes * lanes;
     if (rq.scale != rq.scale) {
         for (std::size_t i = 0; i < round_up_group(n); ++i) q[i] = 0;
-        return rq;
+        return;
     }
     // In integers: x / scale is within about [-levels, levels] (row_quant keeps 1 / scale finite),
     // so rounding to int32, adding the zero point and clamping give quantize_value's byte.
     using I = vint<Arch>;
     const V inv(1.0f / rq.scale);
-    const I zp(rq.zero_point), top(levels), zero(0);
-    for (std::size_t i = 0; i < body; i += lanes) {
-        const I v = xsimd::nearbyint_as_int(V::load_unaligned(x + i) * inv) + zp;
-        store_bytes<Arch>(q + i, xsimd::min(xsimd::max(v, zero), top));
-    }
+    const I zp(rq.zero_point);
+    for (std::size_t i = 0; i < body; i += lanes)
+        store_clamped_bytes<Arch, levels>(q + i, xsimd::nearbyint_as_int(V::load_unaligned(x + i) * inv) + zp);
     for (std::size_t i = body; i < n; ++i) q[i] = quantize_value(x[i], rq, levels);
     for (std::size_t i = n; i < round_up_group(n); ++i) q[i] = static_cast<std::uint8_t>(rq.zero_point);
-    return rq;
 }
 
 /// One part of quantized rows: row m's bytes at q + m * ld, its scale and zero point r[m].
@@ -194,7 +200,17 @@ QuantizedPart quantize_part(const float* x, std::size_t ldx, std::size_t n, std:
     const std::size_t at = (rows * ld + alignof(RowQuant) - 1) / alignof(RowQuant) * alignof(RowQuant);
     std::uint8_t* bytes = thread_bytes(at + rows * sizeof(RowQuant), slot);
     auto* r = reinterpret_cast<RowQuant*>(bytes + at);
-    for (std::size_t m = 0; m < rows; ++m) r[m] = quantize_row_simd<Arch>(x + m * ldx, n, Dot::levels, bytes + m * ld);
+    // Phase by phase over a few rows at a time: each row's range, scale and bytes are a chain
+    // of dependent steps, and rows side by side overlap their chains.
+    constexpr std::size_t chunk = 8;
+    for (std::size_t m0 = 0; m0 < rows; m0 += chunk) {
+        const std::size_t m1 = rows - m0 < chunk ? rows : m0 + chunk;
+        RowRange ranges[chunk];
+        for (std::size_t m = m0; m < m1; ++m) ranges[m - m0] = row_range_simd<Arch>(x + m * ldx, n);
+        for (std::size_t m = m0; m < m1; ++m) r[m] = row_quant(ranges[m - m0], Dot::levels);
+        for (std::size_t m = m0; m < m1; ++m)
+            quantize_bytes_simd<Arch, Dot::levels>(x + m * ldx, n, r[m], bytes + m * ld);
+    }
     return {bytes, ld, r};
 }
 

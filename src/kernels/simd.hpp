@@ -83,22 +83,37 @@ inline void store_upto(float* p, std::size_t n, vfloat<Arch> v) {
         store_tail<Arch>(p, n, v);
 }
 
-/// Stores the lanes of v, each in [0, 255], as bytes at p (xsimd 8.1 has no narrowing).
-template <class Arch>
-inline void store_bytes(std::uint8_t* p, xsimd::batch<std::int32_t, Arch> v) {
+/// Stores the lanes of v, each clamped to [0, top], as bytes at p (xsimd 8.1 has no narrowing).
+/// Where the narrowing saturates, it does part of the clamp itself.
+template <class Arch, int top>
+inline void store_clamped_bytes(std::uint8_t* p, xsimd::batch<std::int32_t, Arch> v) {
+    static_assert(top > 0 && top <= 255, "a byte");
+    using I = xsimd::batch<std::int32_t, Arch>;
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(v));
+        // From 0 up, vpmovusdb saturates to 255 and vpmovsdb to 127.
+        v = xsimd::max(v, I(0));
+        __m128i bytes;
+        if constexpr (top == 255)
+            bytes = _mm512_cvtusepi32_epi8(v);
+        else if constexpr (top == 127)
+            bytes = _mm512_cvtsepi32_epi8(v);
+        else
+            bytes = _mm512_cvtepi32_epi8(xsimd::min(v, I(top)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bytes);
         return;
     }
 #endif
 #if defined(__AVX2__)
     if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) {
+        // Both packs saturate a signed lane to unsigned: to [0, 65535], then to [0, 255].
+        if constexpr (top < 255) v = xsimd::min(v, I(top));
         const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
         _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words, words));
         return;
     }
 #endif
+    v = xsimd::min(xsimd::max(v, I(0)), I(top));
     alignas(64) std::int32_t lanes[vfloat<Arch>::size];
     v.store_aligned(lanes);
     for (std::size_t i = 0; i < vfloat<Arch>::size; ++i) p[i] = static_cast<std::uint8_t>(lanes[i]);
