@@ -91,15 +91,10 @@ inline void store_clamped_bytes(std::uint8_t* p, xsimd::batch<std::int32_t, Arch
     using I = xsimd::batch<std::int32_t, Arch>;
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
-        // From 0 up, vpmovusdb saturates to 255 and vpmovsdb to 127.
+        // From 0 up, vpmovusdb saturates to 255 and vpmovsdb to 127: the two levels of the scheme.
+        static_assert(top == 255 || top == 127, "kernels/quantize.hpp: 8-bit or 7-bit activations");
         v = xsimd::max(v, I(0));
-        __m128i bytes;
-        if constexpr (top == 255)
-            bytes = _mm512_cvtusepi32_epi8(v);
-        else if constexpr (top == 127)
-            bytes = _mm512_cvtsepi32_epi8(v);
-        else
-            bytes = _mm512_cvtepi32_epi8(xsimd::min(v, I(top)));
+        const __m128i bytes = top == 255 ? _mm512_cvtusepi32_epi8(v) : _mm512_cvtsepi32_epi8(v);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p), bytes);
         return;
     }
