@@ -46,7 +46,9 @@ struct Implementation {
     std::array<bool CpuFeatures::*, 9> needs;
     /// Architectural vector registers the kernels are blocked for (0: no SIMD blocking).
     std::size_t registers;
-    /// Register tile of the Linear micro-kernel: MR samples x NR output features.
+    /// Tile of the Linear micro-kernel: MR samples x NR output features, in registers, or on
+    /// AMX's tiles (16 rows), whose kernels finish 8 rows at a time in registers. MR is also
+    /// the samples per group of the fused forward.
     std::size_t mr, nr;
     /// Datatype, operation, tile and variant of the kernels, as `myattn info` shows them.
     std::string_view kernel_id;
@@ -89,7 +91,7 @@ constexpr Implementation implementations[] = {
      .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
                &CpuFeatures::fma, &CpuFeatures::avx512_vnni, &CpuFeatures::amx_tile, &CpuFeatures::amx_int8,
                &CpuFeatures::amx_granted},
-     .registers = 32, .mr = 8, .nr = 32, .kernel_id = "i8-linear-8x32-avx512amx",
+     .registers = 32, .mr = 16, .nr = 32, .kernel_id = "i8-linear-16x32-avx512amx",
 #ifdef MYATTN_HAVE_AVX512AMX
      .kernels = avx512amx_int8_kernels},
 #else

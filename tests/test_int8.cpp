@@ -160,7 +160,9 @@ TEST_CASE("int8: the extreme bytes of the scheme, no saturation, NaN where an in
 TEST_CASE("int8: the fused forward is its steps through the table, bit for bit, in any tile",
           "[int8][forward][each_isa]") {
     FOR_EACH_KERNELS(t, int8_only) {
-        for (const Dims& d : {Dims{5, 7, 19, 13, 3}, Dims{16, 9, 3, 33, 40}}) {
+        // The third: parts of 4 whole 64-byte blocks and a remainder, which the AMX kernels sum
+        // on their tiles, 16 rows at once in full groups, then finish in registers.
+        for (const Dims& d : {Dims{5, 7, 19, 13, 3}, Dims{16, 9, 3, 33, 40}, Dims{300, 261, 11, 270, 70}}) {
             CAPTURE(d.to_string());
             const Parameters p = Parameters::random(d, 3);
             const auto [packed, layout] = pack_weights(t, p);
@@ -249,7 +251,7 @@ std::optional<bool> tiles_in_use() {
 
 TEST_CASE("int8: the AMX kernels leave no tile configured when a call returns", "[int8][each_isa]") {
     FOR_EACH_KERNELS(t, int8_only) {
-        if (t.id != "i8-linear-8x32-avx512amx" || !tiles_in_use()) return;
+        if (t.id != "i8-linear-16x32-avx512amx" || !tiles_in_use()) return;
         const Dims d{520, 70, 5, 130, 33}; // Q: 8 whole 64-byte blocks for the tiles, and a remainder
         const Parameters p = Parameters::random(d, 5);
         const auto [packed, layout] = pack_weights(t, p);

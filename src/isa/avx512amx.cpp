@@ -60,6 +60,38 @@ struct AmxDot : VnniDot {
         configured_rows = 0;
     }
 
+    /// Rows of a full tile: the fused forward's groups on this kernel set (int8_wide_tile in
+    /// kernels/int8_linear.hpp), so that each weight tile loaded serves 16 rows, not 8.
+    static constexpr std::size_t group_rows = 16;
+
+    /// The sums of M rows' first whole blocks of `groups` 4-byte groups, on the tiles, for one
+    /// panel: rows NR int32s apart in `sums`. Returns the groups summed: 0 for a part of fewer
+    /// than min_blocks blocks (sums untouched), which VNNI takes whole.
+    template <std::size_t M, class Prefetch>
+    [[gnu::always_inline]] static std::size_t tile_sums(std::int32_t* sums, const std::int32_t* panel,
+                                                        const std::uint8_t* q, std::size_t ldq, std::size_t groups,
+                                                        Prefetch& pf) {
+        using B = Blocking<Arch>;
+        constexpr std::size_t NR = B::NR, lanes = B::lanes;
+        const std::size_t blocks = groups >= min_blocks * block ? groups / block : 0;
+        if (blocks == 0) return 0;
+        configure<M>();
+        const int ldw = static_cast<int>(NR * sizeof(std::int32_t)), lda = static_cast<int>(ldq);
+        _tile_zero(0);
+        _tile_zero(1);
+        for (std::size_t k = 0; k < blocks; ++k) {
+            pf.template step<prefetch_lines>();
+            _tile_loadd(2, q + k * block * int8_group, lda);
+            _tile_loadd(3, panel + k * block * NR, ldw);
+            _tile_loadd(4, panel + k * block * NR + lanes, ldw);
+            _tile_dpbusd(0, 2, 3);
+            _tile_dpbusd(1, 2, 4);
+        }
+        _tile_stored(0, sums, ldw);
+        _tile_stored(1, sums + lanes, ldw);
+        return blocks * block;
+    }
+
     /// int8_accumulate's sums: whole blocks on the tiles, panel by panel, added to acc; the
     /// remaining groups with VNNI. Inlined into the tile, so that acc stays in registers (out
     /// of line, every byte load may alias it: acc went through memory each step).
@@ -70,34 +102,19 @@ struct AmxDot : VnniDot {
         using B = Blocking<Arch>;
         constexpr std::size_t NR = B::NR, lanes = B::lanes;
         static_assert(PV * lanes == NR && PV == 2, "a panel is two tiles of 16 features");
-        const std::size_t blocks = groups >= min_blocks * block ? groups / block : 0;
-        if (blocks > 0) {
-            configure<M>();
-            const int ldw = static_cast<int>(NR * sizeof(std::int32_t)), lda = static_cast<int>(ldq);
-            for (std::size_t p = 0; p < P; ++p) {
-                const std::int32_t* panel = w + p * panel_stride;
-                _tile_zero(0);
-                _tile_zero(1);
-                for (std::size_t k = 0; k < blocks; ++k) {
-                    pf.template step<prefetch_lines>();
-                    _tile_loadd(2, q + k * block * int8_group, lda);
-                    _tile_loadd(3, panel + k * block * NR, ldw);
-                    _tile_loadd(4, panel + k * block * NR + lanes, ldw);
-                    _tile_dpbusd(0, 2, 3);
-                    _tile_dpbusd(1, 2, 4);
-                }
-                alignas(64) std::int32_t sums[M][NR];
-                _tile_stored(0, &sums[0][0], ldw);
-                _tile_stored(1, &sums[0][lanes], ldw);
+        std::size_t done = 0;
+        for (std::size_t p = 0; p < P; ++p) {
+            alignas(64) std::int32_t sums[M][NR];
+            done = tile_sums<M>(&sums[0][0], w + p * panel_stride, q, ldq, groups, pf);
+            if (done == 0) break;
 #pragma GCC unroll 16
-                for (std::size_t m = 0; m < M; ++m)
+            for (std::size_t m = 0; m < M; ++m)
 #pragma GCC unroll 2
-                    for (std::size_t v = 0; v < PV; ++v)
-                        acc[m][p * PV + v] += vint<Arch>::load_aligned(&sums[m][v * lanes]);
-            }
+                for (std::size_t v = 0; v < PV; ++v)
+                    acc[m][p * PV + v] += vint<Arch>::load_aligned(&sums[m][v * lanes]);
         }
-        int8_accumulate<Arch, AmxDot, M, P, PV>(acc, w + blocks * block * NR, panel_stride,
-                                                q + blocks * block * int8_group, ldq, groups - blocks * block, pf);
+        int8_accumulate<Arch, AmxDot, M, P, PV>(acc, w + done * NR, panel_stride, q + done * int8_group, ldq,
+                                                groups - done, pf);
     }
 };
 

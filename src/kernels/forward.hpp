@@ -40,11 +40,21 @@ PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
     return l;
 }
 
-/// `a` for one group of MR samples.
-template <class Arch>
+/// Samples per fused group: Lin's group_rows where it has them (a tile Dot's: AMX), else the
+/// register tile's MR.
+template <class Arch, class Lin>
+constexpr std::size_t group_rows() {
+    if constexpr (requires { Lin::group_rows; })
+        return Lin::group_rows;
+    else
+        return Blocking<Arch>::MR;
+}
+
+/// `a` for one group of samples.
+template <class Arch, class Lin>
 std::size_t scratch_size(const Dims& d, std::size_t rows) {
-    constexpr std::size_t MR = Blocking<Arch>::MR;
-    return (rows < MR ? rows : MR) * d.value_size2;
+    constexpr std::size_t G = group_rows<Arch, Lin>();
+    return (rows < G ? rows : G) * d.value_size2;
 }
 
 /// The register kernels of Lin's precision, for one group of M samples (compose's Steps): pf
@@ -71,9 +81,11 @@ struct GroupSteps {
             Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, lin, inputs.begin, inputs.end);
     }
     void softmax(float* row, std::size_t n) { detail::softmax<Arch>(row, n); }
+    /// A group wider than the register tile (AMX's 16 rows) runs the float kernels MR rows at a time.
     template <class VT>
     void weighted_sum(const WeightedSumOf<VT>& op) {
-        detail::weighted_sum<Arch, VT, M>(op, {0, op.d});
+        constexpr std::size_t MR = Blocking<Arch>::MR;
+        detail::weighted_sum<Arch, VT, (M < MR ? M : MR)>(op, {0, op.d});
     }
 };
 
@@ -81,7 +93,7 @@ template <class Arch, class Lin, class VT>
 void forward(const Dims& dims, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x, Range samples,
              const FusedBlocking& blocking, float* scratch) {
     using B = Blocking<Arch>;
-    constexpr std::size_t MR = B::MR;
+    constexpr std::size_t MR = B::MR, G = group_rows<Arch, Lin>();
     const std::size_t begin = samples.begin, end = samples.end;
     const std::size_t kc = blocking.kc > 0 ? blocking.kc : B::KC;
     // Each full group requests the next group's V a few lines per step of its Linears, so that
@@ -89,20 +101,25 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
     // V per sample, and at most the prefetch limit (a quarter of L2) of it.
     const std::size_t v_bytes = x.v_stride * sizeof(VT);
     const std::size_t limit = blocking.prefetch_limit > 0 ? blocking.prefetch_limit : B::prefetch_limit;
-    const bool prefetch_v = v_bytes != 0 && MR * v_bytes <= limit;
-    for (std::size_t g = begin; g < end; g += MR)
-        with_size<MR>(end - g, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            if constexpr (M == MR)
-                if (prefetch_v && g + M < end) {
-                    const char* next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
-                    PrefetchStream pf{next, next + (end - g - M < MR ? end - g - M : MR) * v_bytes};
-                    GroupSteps<Arch, Lin, M, PrefetchStream> steps{layout, packed, pf, kc};
-                    return compose(steps, dims, x, {g, g + M}, scratch);
-                }
-            NoPrefetch none;
-            GroupSteps<Arch, Lin, M, NoPrefetch> steps{layout, packed, none, kc};
-            compose(steps, dims, x, {g, g + M}, scratch);
-        });
+    const bool prefetch_v = v_bytes != 0 && G * v_bytes <= limit;
+    auto group = [&]<std::size_t M>(std::size_t g, std::integral_constant<std::size_t, M>) {
+        if constexpr (M == G || M == MR)
+            if (prefetch_v && g + M < end) {
+                const char* next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
+                PrefetchStream pf{next, next + (end - g - M < G ? end - g - M : G) * v_bytes};
+                GroupSteps<Arch, Lin, M, PrefetchStream> steps{layout, packed, pf, kc};
+                return compose(steps, dims, x, {g, g + M}, scratch);
+            }
+        NoPrefetch none;
+        GroupSteps<Arch, Lin, M, NoPrefetch> steps{layout, packed, none, kc};
+        compose(steps, dims, x, {g, g + M}, scratch);
+    };
+    // Groups of G while that many remain, then of up to MR (G = MR but for a tile Dot's Linear).
+    std::size_t g = begin;
+    if constexpr (G > MR)
+        for (; end - g >= G; g += G) group(g, std::integral_constant<std::size_t, G>{});
+    for (; g < end; g += MR)
+        with_size<MR>(end - g, [&]<std::size_t M>(std::integral_constant<std::size_t, M> m) { group(g, m); });
     if constexpr (requires { Lin::release(); }) Lin::release(); // AMX tiles: kernels/int8_linear.hpp
 }
 
@@ -113,18 +130,18 @@ template <class Arch, Isa isa, class Lin = F32Linear<Arch>>
 constexpr KernelTable make_table() {
     constexpr const Implementation& row = implementation(isa, Lin::precision, Lin::variant);
     static_assert(Blocking<Arch>::registers == row.registers, "register file differs from the registry row");
-    static_assert(Blocking<Arch>::MR == row.mr && Blocking<Arch>::NR == row.nr,
+    static_assert(group_rows<Arch, Lin>() == row.mr && Blocking<Arch>::NR == row.nr,
                   "register tile differs from the registry row");
     constexpr bool bf16 = Lin::precision == Precision::bf16;
     return {.isa = isa,
             .precision = row.precision,
             .id = row.kernel_id,
-            .mr = Blocking<Arch>::MR,
+            .mr = group_rows<Arch, Lin>(),
             .nr = Blocking<Arch>::NR,
             .quant_levels = Lin::levels,
             .layout = layout<Lin>,
             .pack = pack<Lin>,
-            .scratch_size = scratch_size<Arch>,
+            .scratch_size = scratch_size<Arch, Lin>,
             .forward = forward<Arch, Lin, float>,
             .forward_bf16v = bf16 ? forward<Arch, Lin, bfloat16> : nullptr,
             .linear_layout = Lin::layout,

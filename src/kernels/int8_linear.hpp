@@ -230,41 +230,85 @@ struct Int8Group {
     QuantizedPart part{};
 };
 
-/// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result goes
-/// to y as it is; the second continues from y's and adds the bias. (Keeping the first in
-/// registers would hold twice the accumulators across the second's loop: spills.)
-template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
-void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, bool first, bool second, float* y,
-               std::size_t ldy, std::size_t cols, Prefetch& pf) {
+/// Where vector c of a tile's panels (PV vectors each, stride words apart) starts in a panel.
+template <class Arch, std::size_t PV>
+constexpr std::size_t tile_column(std::size_t c, std::size_t stride) {
+    return c / PV * stride + c % PV * Blocking<Arch>::lanes;
+}
+
+/// One part of a tile, M rows x P panels of PV vectors: its int32 sums from the zero-point
+/// correction (-zero point x the negated weight sums) over its `groups` groups, dequantized:
+/// y = f(c, y, n, float(sum), scale). `summed` (P = 1 only), when not null, holds the sums of
+/// the first `done` groups, rows NR apart, which the tiles computed (int8_wide_tile).
+template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch, class F>
+[[gnu::always_inline]] inline void int8_part(const float* panel, std::size_t stride, const std::int32_t* w,
+                                             std::size_t which, const QuantizedPart& part, std::size_t groups,
+                                             const std::int32_t* summed, std::size_t done, float* y, std::size_t ldy,
+                                             std::size_t cols, Prefetch& pf, F&& f) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, NR = Blocking<Arch>::NR, V = P * PV;
-    const std::size_t stride = pl.words();
     const auto* words = reinterpret_cast<const std::int32_t*>(panel);
-    auto column = [&](std::size_t c) { return c / PV * stride + c % PV * lanes; };
-    // One part's int32 sums, from the zero-point correction (-zero point x the negated weight
-    // sums), dequantized: y = f(y, float(sum) * scale).
-    auto run = [&](std::size_t which, const QuantizedPart& part, std::size_t groups, auto&& f) {
-        vint<Arch> acc[M][V];
+    auto column = [&](std::size_t c) { return tile_column<Arch, PV>(c, stride); };
+    vint<Arch> acc[M][V];
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c) {
-            const vint<Arch> negated = vint<Arch>::load_unaligned(words + (2 + which) * NR + column(c));
+    for (std::size_t c = 0; c < V; ++c) {
+        const vint<Arch> negated = vint<Arch>::load_unaligned(words + (2 + which) * NR + column(c));
 #pragma GCC unroll 16
-            for (std::size_t m = 0; m < M; ++m) acc[m][c] = negated * vint<Arch>(part.r[m].zero_point - Dot::offset);
+        for (std::size_t m = 0; m < M; ++m) acc[m][c] = negated * vint<Arch>(part.r[m].zero_point - Dot::offset);
+    }
+    bool whole = true; // no sums given: every group here
+    if constexpr (P == 1)
+        if (summed != nullptr) {
+#pragma GCC unroll 16
+            for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 2
+                for (std::size_t c = 0; c < V; ++c) acc[m][c] += vint<Arch>::load_aligned(summed + m * NR + c * lanes);
+            int8_accumulate<Arch, Dot, M, P, PV>(acc, w + done * NR, stride, part.q + done * int8_group, part.ld,
+                                                 groups - done, pf);
+            whole = false;
         }
-        const std::int32_t* w = words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR);
+    if (whole) {
         if constexpr (TileDot<Dot>)
             Dot::template accumulate<M, P, PV>(acc, w, stride, part.q, part.ld, groups, pf);
         else
             int8_accumulate<Arch, Dot, M, P, PV>(acc, w, stride, part.q, part.ld, groups, pf);
+    }
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c) {
-            if (cols <= c * lanes) continue;
-            const std::size_t n = cols - c * lanes;
-            const vfloat<Arch> ws = vfloat<Arch>::load_unaligned(panel + column(c));
+    for (std::size_t c = 0; c < V; ++c) {
+        if (cols <= c * lanes) continue;
+        const std::size_t n = cols - c * lanes;
+        const vfloat<Arch> ws = vfloat<Arch>::load_unaligned(panel + column(c));
 #pragma GCC unroll 16
-            for (std::size_t m = 0; m < M; ++m) {
-                float* out = y + m * ldy + c * lanes;
-                store_upto<Arch>(out, n, f(c, out, n, xsimd::to_float(acc[m][c]), ws * vfloat<Arch>(part.r[m].scale)));
-            }
+        for (std::size_t m = 0; m < M; ++m) {
+            float* out = y + m * ldy + c * lanes;
+            store_upto<Arch>(out, n, f(c, out, n, xsimd::to_float(acc[m][c]), ws * vfloat<Arch>(part.r[m].scale)));
+        }
+    }
+}
+
+/// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result goes
+/// to y as it is; the second continues from y's and adds the bias. (Keeping the first in
+/// registers would hold twice the accumulators across the second's loop: spills.) A tile of
+/// more rows than the register tile's MR (a Dot with tiles of its own: AMX's 16) sums its whole
+/// blocks on those tiles for all its rows at once, each weight tile loaded once for them, then
+/// finishes MR rows at a time in registers.
+template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
+void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, bool first, bool second, float* y,
+               std::size_t ldy, std::size_t cols, Prefetch& pf) {
+    constexpr std::size_t NR = Blocking<Arch>::NR, MR = Blocking<Arch>::MR;
+    const std::size_t stride = pl.words();
+    const auto* words = reinterpret_cast<const std::int32_t*>(panel);
+    auto run = [&](std::size_t which, const QuantizedPart& part, std::size_t groups, auto&& f) {
+        const std::int32_t* w = words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR);
+        if constexpr (M > MR) {
+            static_assert(TileDot<Dot> && P == 1 && M % MR == 0, "rows past MR are a tile Dot's");
+            alignas(64) std::int32_t sums[M * NR];
+            const std::size_t done = Dot::template tile_sums<M>(sums, w, part.q, part.ld, groups, pf);
+            for (std::size_t h = 0; h < M; h += MR)
+                int8_part<Arch, Dot, MR, P, PV>(panel, stride, w, which, part.from(h), groups,
+                                                done > 0 ? sums + h * NR : nullptr, done, y + h * ldy, ldy, cols, pf,
+                                                f);
+        } else {
+            int8_part<Arch, Dot, M, P, PV>(panel, stride, w, which, part, groups, nullptr, 0, y, ldy, cols, pf, f);
         }
     };
     if (first)
@@ -273,7 +317,7 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
     if (second)
         run(1, x.second, pl.g2,
             [&](std::size_t c, const float* out, std::size_t n, vfloat<Arch> s, vfloat<Arch> scale) {
-                const vfloat<Arch> bias = vfloat<Arch>::load_unaligned(panel + NR + column(c));
+                const vfloat<Arch> bias = vfloat<Arch>::load_unaligned(panel + NR + tile_column<Arch, PV>(c, stride));
                 return fmadd<Arch>(s, scale, load_upto<Arch>(out, n)) + bias;
             });
 }
@@ -382,6 +426,13 @@ struct Int8Linear {
     static constexpr auto pack = int8_pack_linear<Arch>;
     static constexpr auto linear = int8_linear<Arch, Dot>;
     static constexpr auto linear_blocked = int8_linear_blocked<Arch, Dot>;
+    /// Samples per fused group: a tile Dot's rows (AMX: 16), else the register tile's MR.
+    static constexpr std::size_t group_rows = [] {
+        if constexpr (requires { Dot::group_rows; })
+            return Dot::group_rows;
+        else
+            return Blocking<Arch>::MR;
+    }();
     using GroupState = Int8Group;
     /// What the fused forward calls before it returns: the Dot's tiles released, if it has any.
     static void release() {

@@ -108,9 +108,9 @@ struct KernelTable {
     Precision precision;
     /// The registry row's kernel ID, e.g. "f32-linear-8x32-avx512".
     std::string_view id;
-    /// Register tile of the Linear micro-kernel: MR samples x NR output features (1 x 1 for
-    /// scalar). The driver tiles the batch in multiples of MR; tests and benchmarks aim edge
-    /// cases at both.
+    /// Tile of the Linear micro-kernel: MR samples x NR output features (1 x 1 for scalar; 16
+    /// rows on AMX's tiles, 8 in registers elsewhere), and the fused forward's group of samples.
+    /// The driver tiles the batch in multiples of MR; tests and benchmarks aim edge cases at both.
     std::size_t mr, nr;
     /// int8: the activations' quantization steps (255, or 127 where the kernels need 7 bits:
     /// kernels/quantize.hpp); 0 at other precisions.
