@@ -22,13 +22,18 @@ struct alignas(64) TileConfig {
 };
 
 // Tiles (the intrinsics take their numbers as literals): tmm0 and tmm1 the int32 sums of
-// features 0-15 and 16-31 (M rows x 16), tmm2 the activations (M rows x 64 bytes), tmm3 and
-// tmm4 the weights of each half (16 groups x 16 features x 4 bytes).
+// features 0-15 and 16-31 of rows 0-15 (up to M rows x 16), tmm2 and tmm3 those of rows 16-31,
+// tmm4 and tmm5 the activations of rows 0-15 and 16-31 (rows x 64 bytes), tmm6 and tmm7 the
+// weights of each half of the features (16 groups x 16 features x 4 bytes). A tile of up to 16
+// rows leaves tmm2, tmm3 and tmm5 unconfigured.
 constexpr TileConfig tile_config(std::size_t M) {
     TileConfig c{};
     c.palette = 1;
-    for (int t : {0, 1, 2}) c.rows[t] = static_cast<std::uint8_t>(M), c.colsb[t] = 64;
-    for (int t : {3, 4}) c.rows[t] = 16, c.colsb[t] = 64;
+    const std::size_t top = M < 16 ? M : 16, bottom = M - top;
+    for (int t : {0, 1, 4}) c.rows[t] = static_cast<std::uint8_t>(top), c.colsb[t] = 64;
+    if (bottom > 0)
+        for (int t : {2, 3, 5}) c.rows[t] = static_cast<std::uint8_t>(bottom), c.colsb[t] = 64;
+    for (int t : {6, 7}) c.rows[t] = 16, c.colsb[t] = 64;
     return c;
 }
 
@@ -48,7 +53,7 @@ struct AmxDot : VnniDot {
     static inline thread_local std::size_t configured_rows = 0;
     template <std::size_t M>
     static void configure() {
-        static_assert(M <= 16, "a tile has 16 rows");
+        static_assert(M <= 32, "two tiles of 16 rows");
         static constexpr TileConfig config = tile_config(M);
         if (configured_rows == M) return;
         _tile_loadconfig(&config);
@@ -60,9 +65,12 @@ struct AmxDot : VnniDot {
         configured_rows = 0;
     }
 
-    /// Rows of a full tile: the fused forward's groups on this kernel set (int8_wide_tile in
-    /// kernels/int8_linear.hpp), so that each weight tile loaded serves 16 rows, not 8.
+    /// Rows of the fused forward's groups on this kernel set: one full tile, so that each
+    /// weight tile loaded serves 16 rows, not 8. Groups of 32 made shape T slower.
     static constexpr std::size_t group_rows = 16;
+    /// Rows of the table's Linears (the layered path) at a time: two tiles of 16 rows under
+    /// each weight tile loaded, which halves the weight bytes each tdpbusd reads (docs/tuning.md).
+    static constexpr std::size_t linear_rows = 32;
 
     /// The sums of M rows' first whole blocks of `groups` 4-byte groups, on the tiles, for one
     /// panel: rows NR int32s apart in `sums`. Returns the groups summed: 0 for a part of fewer
@@ -76,19 +84,34 @@ struct AmxDot : VnniDot {
         const std::size_t blocks = groups >= min_blocks * block ? groups / block : 0;
         if (blocks == 0) return 0;
         configure<M>();
+        constexpr bool two = M > 16;
         const int ldw = static_cast<int>(NR * sizeof(std::int32_t)), lda = static_cast<int>(ldq);
+        const std::uint8_t* q2 = q + 16 * ldq;
         _tile_zero(0);
         _tile_zero(1);
+        if constexpr (two) {
+            _tile_zero(2);
+            _tile_zero(3);
+        }
         for (std::size_t k = 0; k < blocks; ++k) {
-            pf.template step<prefetch_lines>();
-            _tile_loadd(2, q + k * block * int8_group, lda);
-            _tile_loadd(3, panel + k * block * NR, ldw);
-            _tile_loadd(4, panel + k * block * NR + lanes, ldw);
-            _tile_dpbusd(0, 2, 3);
-            _tile_dpbusd(1, 2, 4);
+            pf.template step<(two ? 2 : 1) * prefetch_lines>();
+            _tile_loadd(6, panel + k * block * NR, ldw);
+            _tile_loadd(7, panel + k * block * NR + lanes, ldw);
+            _tile_loadd(4, q + k * block * int8_group, lda);
+            _tile_dpbusd(0, 4, 6);
+            _tile_dpbusd(1, 4, 7);
+            if constexpr (two) {
+                _tile_loadd(5, q2 + k * block * int8_group, lda);
+                _tile_dpbusd(2, 5, 6);
+                _tile_dpbusd(3, 5, 7);
+            }
         }
         _tile_stored(0, sums, ldw);
         _tile_stored(1, sums + lanes, ldw);
+        if constexpr (two) {
+            _tile_stored(2, sums + 16 * NR, ldw);
+            _tile_stored(3, sums + 16 * NR + lanes, ldw);
+        }
         return blocks * block;
     }
 

@@ -100,5 +100,20 @@ inline void with_size(std::size_t n, F&& f) {
     f(std::integral_constant<std::size_t, Max>{});
 }
 
+/// Runs rows [begin, end) in groups: f(r, std::integral_constant<std::size_t, M>{}) with M = G
+/// while G rows remain, then G / 2 and so on down to MR, then M = min(rest, MR) (with_size). G
+/// is MR but for a Linear whose Dot has tiles of more rows (AMX: 32, two tiles of 16).
+template <std::size_t G, std::size_t MR, class F>
+inline void for_each_group(std::size_t begin, std::size_t end, F&& f) {
+    static_assert(G >= MR && G % MR == 0, "a group is whole register tiles");
+    if constexpr (G > MR) {
+        for (; end - begin >= G; begin += G) f(begin, std::integral_constant<std::size_t, G>{});
+        for_each_group<(G / 2 > MR ? G / 2 : MR), MR>(begin, end, f);
+    } else {
+        for (; begin < end; begin += MR)
+            with_size<MR>(end - begin, [&]<std::size_t M>(std::integral_constant<std::size_t, M> m) { f(begin, m); });
+    }
+}
+
 } // namespace
 } // namespace myattn::detail

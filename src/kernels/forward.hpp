@@ -40,20 +40,10 @@ PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
     return l;
 }
 
-/// Samples per fused group: Lin's group_rows where it has them (a tile Dot's: AMX), else the
-/// register tile's MR.
-template <class Arch, class Lin>
-constexpr std::size_t group_rows() {
-    if constexpr (requires { Lin::group_rows; })
-        return Lin::group_rows;
-    else
-        return Blocking<Arch>::MR;
-}
-
 /// `a` for one group of samples.
 template <class Arch, class Lin>
 std::size_t scratch_size(const Dims& d, std::size_t rows) {
-    constexpr std::size_t G = group_rows<Arch, Lin>();
+    constexpr std::size_t G = Lin::group_rows;
     return (rows < G ? rows : G) * d.value_size2;
 }
 
@@ -93,7 +83,7 @@ template <class Arch, class Lin, class VT>
 void forward(const Dims& dims, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x, Range samples,
              const FusedBlocking& blocking, float* scratch) {
     using B = Blocking<Arch>;
-    constexpr std::size_t MR = B::MR, G = group_rows<Arch, Lin>();
+    constexpr std::size_t MR = B::MR, G = Lin::group_rows;
     const std::size_t begin = samples.begin, end = samples.end;
     const std::size_t kc = blocking.kc > 0 ? blocking.kc : B::KC;
     // Each full group requests the next group's V a few lines per step of its Linears, so that
@@ -103,7 +93,7 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
     const std::size_t limit = blocking.prefetch_limit > 0 ? blocking.prefetch_limit : B::prefetch_limit;
     const bool prefetch_v = v_bytes != 0 && G * v_bytes <= limit;
     auto group = [&]<std::size_t M>(std::size_t g, std::integral_constant<std::size_t, M>) {
-        if constexpr (M == G || M == MR)
+        if constexpr (M >= MR)
             if (prefetch_v && g + M < end) {
                 const char* next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
                 PrefetchStream pf{next, next + (end - g - M < G ? end - g - M : G) * v_bytes};
@@ -114,12 +104,7 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
         GroupSteps<Arch, Lin, M, NoPrefetch> steps{layout, packed, none, kc};
         compose(steps, dims, x, {g, g + M}, scratch);
     };
-    // Groups of G while that many remain, then of up to MR (G = MR but for a tile Dot's Linear).
-    std::size_t g = begin;
-    if constexpr (G > MR)
-        for (; end - g >= G; g += G) group(g, std::integral_constant<std::size_t, G>{});
-    for (; g < end; g += MR)
-        with_size<MR>(end - g, [&]<std::size_t M>(std::integral_constant<std::size_t, M> m) { group(g, m); });
+    for_each_group<G, MR>(begin, end, group);
     if constexpr (requires { Lin::release(); }) Lin::release(); // AMX tiles: kernels/int8_linear.hpp
 }
 
@@ -130,13 +115,13 @@ template <class Arch, Isa isa, class Lin = F32Linear<Arch>>
 constexpr KernelTable make_table() {
     constexpr const Implementation& row = implementation(isa, Lin::precision, Lin::variant);
     static_assert(Blocking<Arch>::registers == row.registers, "register file differs from the registry row");
-    static_assert(group_rows<Arch, Lin>() == row.mr && Blocking<Arch>::NR == row.nr,
+    static_assert(Lin::group_rows == row.mr && Blocking<Arch>::NR == row.nr,
                   "register tile differs from the registry row");
     constexpr bool bf16 = Lin::precision == Precision::bf16;
     return {.isa = isa,
             .precision = row.precision,
             .id = row.kernel_id,
-            .mr = group_rows<Arch, Lin>(),
+            .mr = Lin::group_rows,
             .nr = Blocking<Arch>::NR,
             .quant_levels = Lin::levels,
             .layout = layout<Lin>,

@@ -239,7 +239,7 @@ constexpr std::size_t tile_column(std::size_t c, std::size_t stride) {
 /// One part of a tile, M rows x P panels of PV vectors: its int32 sums from the zero-point
 /// correction (-zero point x the negated weight sums) over its `groups` groups, dequantized:
 /// y = f(c, y, n, float(sum), scale). `summed` (P = 1 only), when not null, holds the sums of
-/// the first `done` groups, rows NR apart, which the tiles computed (int8_wide_tile).
+/// the first `done` groups, rows NR apart, which the tiles computed (int8_tile).
 template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch, class F>
 [[gnu::always_inline]] inline void int8_part(const float* panel, std::size_t stride, const std::int32_t* w,
                                              std::size_t which, const QuantizedPart& part, std::size_t groups,
@@ -374,27 +374,28 @@ void int8_rows(const float* packed, std::size_t out, const SplitRows& x, float* 
     int8_block<Arch, Dot, M>(packed, out, x, qx, parts, y, ldy, pf, 0, panels);
 }
 
-/// Output features [f.begin, f.end) of l (whole panels from f.begin), both parts.
+/// Rows per fused group: a tile Dot's (AMX: 16), else the register tile's MR.
 template <class Arch, class Dot>
-void int8_linear(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f, float* y,
-                 std::size_t ldy) {
-    using B = Blocking<Arch>;
-    const Int8Panel pl = Int8Panel::of(B::NR, x.n1, x.n2);
-    packed += l.offset + f.begin / B::NR * pl.words();
-    y += f.begin;
-    const std::size_t out = f.end - f.begin, panels = (out + B::NR - 1) / B::NR;
-    const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows);
-    for (std::size_t r = 0; r < rows; r += B::MR)
-        with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            NoPrefetch none;
-            int8_block<Arch, Dot, M>(packed, out, x, qx.from(r), {true, true}, y + r * ldy, ldy, none, 0, panels);
-        });
-    if constexpr (TileDot<Dot>) Dot::release();
+constexpr std::size_t int8_group_rows() {
+    if constexpr (requires { Dot::group_rows; })
+        return Dot::group_rows;
+    else
+        return Blocking<Arch>::MR;
 }
 
-/// The same outputs with the weights in blocks of b.nc features (0: all of them) outermost,
-/// every group of rows passing over a block while L2 holds it. b.kc does not apply: each part
-/// is summed whole.
+/// Rows at a time in the table's Linears, over many rows: a tile Dot's (AMX: 32), else a
+/// fused group's.
+template <class Arch, class Dot>
+constexpr std::size_t int8_linear_rows() {
+    if constexpr (requires { Dot::linear_rows; })
+        return Dot::linear_rows;
+    else
+        return int8_group_rows<Arch, Dot>();
+}
+
+/// Output features [f.begin, f.end) of l (whole panels from f.begin), both parts, with the
+/// weights in blocks of b.nc features (0: all of them) outermost, every group of rows passing
+/// over a block while L2 holds it. b.kc does not apply: each part is summed whole.
 template <class Arch, class Dot>
 void int8_linear_blocked(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f,
                          const LinearBlocking& b, float* y, std::size_t ldy) {
@@ -407,13 +408,20 @@ void int8_linear_blocked(const LinearLayout& l, const float* packed, const Split
     const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows);
     for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
         const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;
-        for (std::size_t r = 0; r < rows; r += B::MR)
-            with_size<B::MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+        for_each_group<int8_linear_rows<Arch, Dot>(), B::MR>(
+            0, rows, [&]<std::size_t M>(std::size_t r, std::integral_constant<std::size_t, M>) {
                 NoPrefetch none;
                 int8_block<Arch, Dot, M>(packed, out, x, qx.from(r), {true, true}, y + r * ldy, ldy, none, p0, p1);
             });
     }
     if constexpr (TileDot<Dot>) Dot::release();
+}
+
+/// The same outputs, the weights in one block.
+template <class Arch, class Dot>
+void int8_linear(const LinearLayout& l, const float* packed, const SplitRows& x, std::size_t rows, Range f, float* y,
+                 std::size_t ldy) {
+    int8_linear_blocked<Arch, Dot>(l, packed, x, rows, f, {.kc = 0, .nc = 0}, y, ldy);
 }
 
 /// The int8 Linear steps, for the fused forward and the table (kernels/forward.hpp).
@@ -426,13 +434,8 @@ struct Int8Linear {
     static constexpr auto pack = int8_pack_linear<Arch>;
     static constexpr auto linear = int8_linear<Arch, Dot>;
     static constexpr auto linear_blocked = int8_linear_blocked<Arch, Dot>;
-    /// Samples per fused group: a tile Dot's rows (AMX: 16), else the register tile's MR.
-    static constexpr std::size_t group_rows = [] {
-        if constexpr (requires { Dot::group_rows; })
-            return Dot::group_rows;
-        else
-            return Blocking<Arch>::MR;
-    }();
+    /// Samples per fused group.
+    static constexpr std::size_t group_rows = int8_group_rows<Arch, Dot>();
     using GroupState = Int8Group;
     /// What the fused forward calls before it returns: the Dot's tiles released, if it has any.
     static void release() {

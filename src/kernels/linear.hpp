@@ -248,6 +248,8 @@ struct F32Linear {
     static constexpr auto pack = pack_linear<Arch, Fmt>;
     static constexpr auto linear = myattn::detail::linear<Arch, Fmt>;
     static constexpr auto linear_blocked = myattn::detail::linear_blocked<Arch, Fmt>;
+    /// Samples per fused group: the register tile's.
+    static constexpr std::size_t group_rows = Blocking<Arch>::MR;
     /// Nothing carries from one of a group's Linears to the next.
     struct GroupState {};
     /// rows() takes the fused forward's KC (GroupSteps, kernels/forward.hpp).
