@@ -48,7 +48,7 @@ struct Implementation {
     std::size_t registers;
     /// Tile of the Linear micro-kernel: MR samples x NR output features, in registers, or on
     /// AMX's tiles (16 rows), whose kernels finish 8 rows at a time in registers. MR is also
-    /// the samples per group of the fused forward.
+    /// the samples per group of the fused forward (AMX's table Linears take two tiles, 32 rows).
     std::size_t mr, nr;
     /// Datatype, operation, tile and variant of the kernels, as `myattn info` shows them.
     std::string_view kernel_id;
