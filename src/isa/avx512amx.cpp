@@ -94,7 +94,7 @@ struct AmxDot : VnniDot {
             _tile_zero(3);
         }
         for (std::size_t k = 0; k < blocks; ++k) {
-            pf.template step<(two ? 2 : 1) * prefetch_lines>();
+            pf.template step<prefetch_lines>();
             _tile_loadd(6, panel + k * block * NR, ldw);
             _tile_loadd(7, panel + k * block * NR + lanes, ldw);
             _tile_loadd(4, q + k * block * int8_group, lda);
