@@ -114,31 +114,6 @@ struct AmxDot : VnniDot {
         }
         return blocks * block;
     }
-
-    /// int8_accumulate's sums: whole blocks on the tiles, panel by panel, added to acc; the
-    /// remaining groups with VNNI. Inlined into the tile, so that acc stays in registers (out
-    /// of line, every byte load may alias it: acc went through memory each step).
-    template <std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
-    [[gnu::always_inline]] static void accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
-                                                  std::size_t panel_stride, const std::uint8_t* q, std::size_t ldq,
-                                                  std::size_t groups, Prefetch& pf) {
-        using B = Blocking<Arch>;
-        constexpr std::size_t NR = B::NR, lanes = B::lanes;
-        static_assert(PV * lanes == NR && PV == 2, "a panel is two tiles of 16 features");
-        std::size_t done = 0;
-        for (std::size_t p = 0; p < P; ++p) {
-            alignas(64) std::int32_t sums[M][NR];
-            done = tile_sums<M>(&sums[0][0], w + p * panel_stride, q, ldq, groups, pf);
-            if (done == 0) break;
-#pragma GCC unroll 16
-            for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 2
-                for (std::size_t v = 0; v < PV; ++v)
-                    acc[m][p * PV + v] += vint<Arch>::load_aligned(&sums[m][v * lanes]);
-        }
-        int8_accumulate<Arch, AmxDot, M, P, PV>(acc, w + done * NR, panel_stride, q + done * int8_group, ldq,
-                                                groups - done, pf);
-    }
 };
 
 } // namespace

@@ -110,8 +110,9 @@ inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
     }
 }
 
-/// A Dot with tile registers of its own (AMX) sums the groups of a tile itself (accumulate, with
-/// int8_accumulate's arguments), on tiles it configures on first use in a thread and keeps
+/// A Dot with tile registers of its own (AMX) sums a part's whole blocks of groups itself
+/// (tile_sums, for one panel, into an int32 buffer that int8_tile adds to the accumulators), on
+/// tiles it configures on first use in a thread and keeps
 /// configured until release(), which each table call (linear, linear_blocked, the fused
 /// forward) makes before it returns: configuring costs more than a small tile's work, and no
 /// tile state outlives a call.
@@ -238,13 +239,13 @@ constexpr std::size_t tile_column(std::size_t c, std::size_t stride) {
 
 /// One part of a tile, M rows x P panels of PV vectors: its int32 sums from the zero-point
 /// correction (-zero point x the negated weight sums) over its `groups` groups, dequantized:
-/// y = f(c, y, n, float(sum), scale). `summed` (P = 1 only), when not null, holds the sums of
-/// the first `done` groups, rows NR apart, which the tiles computed (int8_tile).
+/// y = f(c, y, n, float(sum), scale). `summed`, when not null, holds the sums of the first
+/// `done` groups, which a tile Dot computed (int8_tile): rows NR apart, panels summed_stride apart.
 template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch, class F>
 [[gnu::always_inline]] inline void int8_part(const float* panel, std::size_t stride, const std::int32_t* w,
                                              std::size_t which, const QuantizedPart& part, std::size_t groups,
-                                             const std::int32_t* summed, std::size_t done, float* y, std::size_t ldy,
-                                             std::size_t cols, Prefetch& pf, F&& f) {
+                                             const std::int32_t* summed, std::size_t summed_stride, std::size_t done,
+                                             float* y, std::size_t ldy, std::size_t cols, Prefetch& pf, F&& f) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, NR = Blocking<Arch>::NR, V = P * PV;
     const auto* words = reinterpret_cast<const std::int32_t*>(panel);
     auto column = [&](std::size_t c) { return tile_column<Arch, PV>(c, stride); };
@@ -255,23 +256,15 @@ template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, c
 #pragma GCC unroll 16
         for (std::size_t m = 0; m < M; ++m) acc[m][c] = negated * vint<Arch>(part.r[m].zero_point - Dot::offset);
     }
-    bool whole = true; // no sums given: every group here
-    if constexpr (P == 1)
-        if (summed != nullptr) {
+    if (summed != nullptr) {
 #pragma GCC unroll 16
-            for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 2
-                for (std::size_t c = 0; c < V; ++c) acc[m][c] += vint<Arch>::load_aligned(summed + m * NR + c * lanes);
-            int8_accumulate<Arch, Dot, M, P, PV>(acc, w + done * NR, stride, part.q + done * int8_group, part.ld,
-                                                 groups - done, pf);
-            whole = false;
-        }
-    if (whole) {
-        if constexpr (TileDot<Dot>)
-            Dot::template accumulate<M, P, PV>(acc, w, stride, part.q, part.ld, groups, pf);
-        else
-            int8_accumulate<Arch, Dot, M, P, PV>(acc, w, stride, part.q, part.ld, groups, pf);
+        for (std::size_t m = 0; m < M; ++m)
+#pragma GCC unroll 16
+            for (std::size_t c = 0; c < V; ++c)
+                acc[m][c] += vint<Arch>::load_aligned(summed + c / PV * summed_stride + m * NR + c % PV * lanes);
     }
+    int8_accumulate<Arch, Dot, M, P, PV>(acc, w + done * NR, stride, part.q + done * int8_group, part.ld, groups - done,
+                                         pf);
 #pragma GCC unroll 16
     for (std::size_t c = 0; c < V; ++c) {
         if (cols <= c * lanes) continue;
@@ -287,10 +280,10 @@ template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, c
 
 /// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result goes
 /// to y as it is; the second continues from y's and adds the bias. (Keeping the first in
-/// registers would hold twice the accumulators across the second's loop: spills.) A tile of
-/// more rows than the register tile's MR (a Dot with tiles of its own: AMX's 16) sums its whole
-/// blocks on those tiles for all its rows at once, each weight tile loaded once for them, then
-/// finishes MR rows at a time in registers.
+/// registers would hold twice the accumulators across the second's loop: spills.) A Dot with
+/// tiles of its own (AMX) sums each part's whole blocks on them for all the tile's rows at once
+/// (up to 32: each weight tile loaded once for them), then the rest finishes MR rows at a time
+/// in registers.
 template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
 void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, bool first, bool second, float* y,
                std::size_t ldy, std::size_t cols, Prefetch& pf) {
@@ -299,16 +292,21 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
     const auto* words = reinterpret_cast<const std::int32_t*>(panel);
     auto run = [&](std::size_t which, const QuantizedPart& part, std::size_t groups, auto&& f) {
         const std::int32_t* w = words + 4 * NR + (which == 0 ? 0 : pl.g1 * NR);
-        if constexpr (M > MR) {
-            static_assert(TileDot<Dot> && P == 1 && M % MR == 0, "rows past MR are a tile Dot's");
-            alignas(64) std::int32_t sums[M * NR];
-            const std::size_t done = Dot::template tile_sums<M>(sums, w, part.q, part.ld, groups, pf);
-            for (std::size_t h = 0; h < M; h += MR)
-                int8_part<Arch, Dot, MR, P, PV>(panel, stride, w, which, part.from(h), groups,
-                                                done > 0 ? sums + h * NR : nullptr, done, y + h * ldy, ldy, cols, pf,
-                                                f);
+        if constexpr (TileDot<Dot>) {
+            // Whole blocks on the tiles, panel by panel, for all M rows at once; then MR rows at a
+            // time in registers: the rest of the groups, and the epilogue.
+            static_assert(M <= MR || (P == 1 && M % MR == 0), "rows past MR are one panel's");
+            constexpr std::size_t H = M < MR ? M : MR;
+            alignas(64) std::int32_t sums[P][M * NR];
+            std::size_t done = 0;
+            for (std::size_t p = 0; p < P; ++p)
+                done = Dot::template tile_sums<M>(sums[p], w + p * stride, part.q, part.ld, groups, pf);
+            for (std::size_t h = 0; h < M; h += H)
+                int8_part<Arch, Dot, H, P, PV>(panel, stride, w, which, part.from(h), groups,
+                                               done > 0 ? &sums[0][h * NR] : nullptr, M * NR, done, y + h * ldy, ldy,
+                                               cols, pf, f);
         } else {
-            int8_part<Arch, Dot, M, P, PV>(panel, stride, w, which, part, groups, nullptr, 0, y, ldy, cols, pf, f);
+            int8_part<Arch, Dot, M, P, PV>(panel, stride, w, which, part, groups, nullptr, 0, 0, y, ldy, cols, pf, f);
         }
     };
     if (first)
