@@ -54,6 +54,10 @@ struct Blocking {
     /// prefetchers, where running each column block down all L rows would not; `a` is reloaded
     /// once per window.
     static constexpr std::size_t window = 16 * 1024;
+    /// Bytes of a shared V's strip the weighted sum copies at once, a block of rows of it, for
+    /// every tile of rows to read in order (kernels/weighted_sum.hpp): half of the smallest L1
+    /// of the targets, as KC's sliver.
+    static constexpr std::size_t pack_bytes = 16 * 1024;
     /// A V per sample whose rows have this many values or more (shape X: 1024, 4 KiB in float32
     /// and 2 KiB in bf16), and whole cache lines, streams down the rows instead, whole rows at
     /// a time, the sums reloaded from L1 once per stream_rows rows: long sequential streams,

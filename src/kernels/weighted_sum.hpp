@@ -10,9 +10,11 @@
 // the same result; the columns past the last whole vector take that chain in scalar code.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/bf16.hpp"
 #include "kernels/blocking.hpp"
@@ -23,20 +25,19 @@ namespace myattn::detail {
 namespace {
 
 /// M samples × NB whole vectors of columns, starting at the column V and a point to, over
-/// rows [l0, l1) of V (ldv values apart, float or bfloat16): the sums start from 0 (l0 = 0) or
-/// from a (a later block of rows).
+/// `rows` rows of V (ldv values apart, float or bfloat16; w points at the weight of the first):
+/// the sums start from 0, or resume from a (a later block of rows).
 template <class Arch, std::size_t M, std::size_t NB, class VT>
-void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t l0, std::size_t l1, std::size_t ldv,
-                       float* a, std::size_t lda) {
+void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t rows, std::size_t ldv, float* a,
+                       std::size_t lda, bool resume) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes;
     vfloat<Arch> acc[M][NB];
 #pragma GCC unroll 16
     for (std::size_t m = 0; m < M; ++m)
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < NB; ++c)
-            acc[m][c] = l0 == 0 ? vfloat<Arch>(0.0f) : vfloat<Arch>::load_unaligned(a + m * lda + c * lanes);
-    V += l0 * ldv;
-    for (std::size_t l = l0; l < l1; ++l, V += ldv) {
+            acc[m][c] = resume ? vfloat<Arch>::load_unaligned(a + m * lda + c * lanes) : vfloat<Arch>(0.0f);
+    for (std::size_t l = 0; l < rows; ++l, V += ldv) {
         vfloat<Arch> v[NB];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < NB; ++c) v[c] = load_values<Arch>(V + c * lanes);
@@ -53,15 +54,16 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t
         for (std::size_t c = 0; c < NB; ++c) acc[m][c].store_unaligned(a + m * lda + c * lanes);
 }
 
-/// Whole-vector columns [col, end) over rows [l0, l1), NB vectors at a time, then the
-/// remainder with fewer.
+/// Whole-vector columns [col, end) over `rows` rows, NB vectors at a time, then the remainder
+/// with fewer.
 template <class Arch, std::size_t M, std::size_t NB, class VT>
-void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::size_t l0, std::size_t l1, std::size_t ldv,
-                          float* a, std::size_t lda, std::size_t col, std::size_t end) {
+void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::size_t rows, std::size_t ldv, float* a,
+                          std::size_t lda, std::size_t col, std::size_t end, bool resume) {
     constexpr std::size_t step = NB * Blocking<Arch>::lanes;
-    for (; col + step <= end; col += step) weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, l0, l1, ldv, a + col, lda);
+    for (; col + step <= end; col += step)
+        weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, rows, ldv, a + col, lda, resume);
     if constexpr (NB > 1)
-        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, l0, l1, ldv, a, lda, col, end);
+        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, rows, ldv, a, lda, col, end, resume);
 }
 
 /// One step of the row stream (weighted_sum_stream), rows [0, R) of a column block: each sum
@@ -119,6 +121,18 @@ void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t
     }
 }
 
+/// Columns [full, d) of M samples, past the last whole vector: the chain in scalar code.
+template <std::size_t M, class VT>
+void weighted_sum_tail(const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d, std::size_t ldv,
+                       std::size_t full, float* a, std::size_t lda) {
+    for (std::size_t m = 0; m < M; ++m)
+        for (std::size_t j = full; j < d; ++j) {
+            float acc = 0.0f;
+            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], value_of(V[l * ldv + j]), acc);
+            a[m * lda + j] = acc;
+        }
+}
+
 /// M samples sharing one V: L rows of d columns, ldv values apart. A V that streams (M = 1)
 /// goes down its rows (weighted_sum_stream) when they are long, else in blocks of rows spanning
 /// at most Blocking::window bytes; one shared by a group (M > 1) is reused from cache, so each
@@ -133,16 +147,43 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t
         return weighted_sum_stream<Arch>(w, V, L, d, ldv, a);
     const std::size_t full = d - d % B::lanes;
     const std::size_t block = M > 1 ? L : d * sizeof(VT) < B::window ? B::window / (d * sizeof(VT)) : 1;
-    for (std::size_t l0 = 0; l0 < L; l0 += block) {
-        const std::size_t l1 = L - l0 > block ? l0 + block : L;
-        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w, ldw, V, l0, l1, ldv, a, lda, 0, full);
-    }
-    for (std::size_t m = 0; m < M; ++m)
-        for (std::size_t j = full; j < d; ++j) {
-            float acc = 0.0f;
-            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], value_of(V[l * ldv + j]), acc);
-            a[m * lda + j] = acc;
+    for (std::size_t l0 = 0; l0 < L; l0 += block)
+        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w + l0, ldw, V + l0 * ldv, std::min(block, L - l0),
+                                                                    ldv, a, lda, 0, full, l0 != 0);
+    weighted_sum_tail<M>(w, ldw, V, L, d, ldv, full, a, lda);
+}
+
+/// Rows [0, rows) of a V shared by more than one register tile of them, in strips as wide as
+/// the widest tile (that of one row): each strip is copied a block of rows at a time into a contiguous
+/// stack buffer of Blocking::pack_bytes, which every tile of rows then reads in order. In place,
+/// a strip's rows are ldv values apart (shape X: a page), so each tile would walk V a page a
+/// step, which neither the prefetchers nor the TLB follow (docs/tuning.md); copied, the walk
+/// is paid once per strip instead of once per tile of rows. The sums are the same chains.
+template <class Arch, std::size_t MR, class VT>
+void weighted_sum_packed(const float* w, std::size_t ldw, const VT* V, std::size_t rows, std::size_t L, std::size_t d,
+                         std::size_t ldv, float* a, std::size_t lda) {
+    using B = Blocking<Arch>;
+    constexpr std::size_t strip = B::nr_vectors * B::panels(1) * B::lanes,
+                          block = B::pack_bytes / (strip * sizeof(VT)) > 0 ? B::pack_bytes / (strip * sizeof(VT)) : 1;
+    alignas(64) VT packed[block * strip];
+    const std::size_t full = d - d % B::lanes;
+    for (std::size_t c0 = 0; c0 < full; c0 += strip) {
+        const std::size_t width = std::min(strip, full - c0);
+        for (std::size_t l0 = 0; l0 < L; l0 += block) {
+            const std::size_t n = std::min(block, L - l0);
+            for (std::size_t l = 0; l < n; ++l)
+                std::memcpy(packed + l * strip, V + (l0 + l) * ldv + c0, width * sizeof(VT));
+            for (std::size_t r = 0; r < rows; r += MR)
+                with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+                    weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(
+                        w + r * ldw + l0, ldw, packed, n, strip, a + r * lda + c0, lda, 0, width, l0 != 0);
+                });
         }
+    }
+    for (std::size_t r = 0; r < rows; r += MR)
+        with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+            weighted_sum_tail<M>(w + r * ldw, ldw, V, L, d, ldv, full, a + r * lda, lda);
+        });
 }
 
 /// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d values apart. A shared
@@ -157,9 +198,10 @@ void weighted_sum(const WeightedSumOf<VT>& op, Range c) {
             weighted_sum_rows<Arch, 1>(op.w + r * ldw, ldw, V + r * op.v_stride, op.L, n, op.d, a + r * lda, lda);
         return;
     }
-    for (std::size_t r = 0; r < op.rows; r += MR)
-        with_size<MR>(op.rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            weighted_sum_rows<Arch, M>(op.w + r * ldw, ldw, V, op.L, n, op.d, a + r * lda, lda);
+    if (op.rows > MR) return weighted_sum_packed<Arch, MR>(op.w, ldw, V, op.rows, op.L, n, op.d, a, lda);
+    if (op.rows != 0)
+        with_size<MR>(op.rows, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
+            weighted_sum_rows<Arch, M>(op.w, ldw, V, op.L, n, op.d, a, lda);
         });
 }
 
