@@ -93,8 +93,11 @@ template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, c
 inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w, std::size_t panel_stride,
                             const std::uint8_t* q, std::size_t ldq, std::size_t groups, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, NR = Blocking<Arch>::NR, V = P * PV;
+    // The stream's cursor in a local: the weights' vector loads may alias anything, so through
+    // the reference it would be stored back every step.
+    Prefetch ahead = pf;
     for (std::size_t g = 0; g < groups; ++g, w += NR) {
-        pf.template step<Blocking<Arch>::prefetch_lines>();
+        ahead.template step<Blocking<Arch>::prefetch_lines>();
         vint<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)
@@ -108,6 +111,7 @@ inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
             for (std::size_t c = 0; c < V; ++c) acc[m][c] = Dot::dot(acc[m][c], a, wv[c]);
         }
     }
+    pf = ahead;
 }
 
 /// A Dot with tile registers of its own (AMX) sums a part's whole blocks of groups itself

@@ -78,8 +78,11 @@ template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Fmt, c
 inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride, const float* x,
                               std::size_t ldx, std::size_t n, Prefetch& pf) {
     constexpr std::size_t V = P * PV, row = Fmt::row_words(PV * Blocking<Arch>::lanes, Blocking<Arch>::lanes);
+    // The stream's cursor in a local: the weights' vector loads may alias anything, so through
+    // the reference it would be stored back every step.
+    Prefetch ahead = pf;
     for (std::size_t i = 0; i < n; ++i, w += row) {
-        pf.template step<Blocking<Arch>::prefetch_lines>();
+        ahead.template step<Blocking<Arch>::prefetch_lines>();
         vfloat<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t p = 0; p < P; ++p) Fmt::template load_row<Arch, PV>(w + p * panel_stride, wv + p * PV);
@@ -90,6 +93,7 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, st
             for (std::size_t c = 0; c < V; ++c) acc[m][c] = fmadd<Arch>(xm, wv[c], acc[m][c]);
         }
     }
+    pf = ahead;
 }
 
 /// One tile: M samples × P panels of PV vectors over inputs [k0, k1). The accumulators start
