@@ -4,7 +4,8 @@
 // V row segment once for all M samples and broadcasting each weight. A V per sample is that tile
 // with M = 1 (V streams once, a wide column block hides the FMA latency, and a wide V goes a
 // window of rows at a time, or, with rows of a page or more, one row at a time); a V shared by
-// every sample is a small GEMM and takes M = MR, as the Linear's register tile does. Either way
+// every sample is a small GEMM and takes M = MR, as the Linear's register tile does, from a
+// contiguous copy of V's strips when more than one tile of rows reads them. Either way
 // every a[m, j] is the chain
 // fma(w_L-1, V_L-1,j, ... fma(w_0, V_0,j, 0)), in l order, so shared and copied V give bitwise
 // the same result; the columns past the last whole vector take that chain in scalar code.
