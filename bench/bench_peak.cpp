@@ -1,6 +1,6 @@
 // The machine's limits, measured here rather than taken from a data sheet: peak/fma/<isa>/<threads>
 // runs independent FMA chains on every thread; peak/int8/<kernels>/<threads> the int8 step of the
-// int8 kernels (GOP/s: two per multiply-add, as FLOP/s counts an FMA); peak/read/<level>/<threads>
+// int8 kernels (GOP/s: two per multiply-add, as FLOP/s counts an FMA; AMX's tile step too); peak/read/<level>/<threads>
 // sums a buffer held in L2 (half of each core's L2 per thread), in L3 (half of it, split over the
 // threads; l3_<N>MiB: smaller buffers beyond L2) or in memory (at least 1 GiB and 4 × L3), the
 // sizes from the caches the library detects.
@@ -19,6 +19,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "isa/amx_tiles.hpp"
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 #endif
@@ -146,6 +148,41 @@ __attribute__((target("avx2"))) float dot_avx2(std::int64_t steps, float seed) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc[0]);
     return float(lanes[0]);
 }
+
+// AMX: the 32-row tile step of the AMX kernels, tdpbusd on 2 x 2 tiles of 16 x 16 int32 sums
+// (four independent chains), activations and weights loaded once from pseudo-random bytes:
+// zeroed tiles ran faster than any real data does.
+__attribute__((target("amx-tile,amx-int8"))) float dot_avx512amx(std::int64_t steps, float seed) {
+    static constexpr myattn::detail::TileConfig config = myattn::detail::tile_config(32);
+    alignas(64) std::uint8_t bytes[4][16 * 64];
+    std::uint32_t x = 2463534242u + static_cast<std::uint32_t>(seed);
+    for (auto& tile : bytes)
+        for (std::uint8_t& b : tile) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            b = static_cast<std::uint8_t>(x);
+        }
+    _tile_loadconfig(&config);
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+    _tile_loadd(4, bytes[0], 64);
+    _tile_loadd(5, bytes[1], 64);
+    _tile_loadd(6, bytes[2], 64);
+    _tile_loadd(7, bytes[3], 64);
+    for (std::int64_t i = 0; i < steps; ++i) {
+        _tile_dpbusd(0, 4, 6);
+        _tile_dpbusd(1, 4, 7);
+        _tile_dpbusd(2, 5, 6);
+        _tile_dpbusd(3, 5, 7);
+    }
+    alignas(64) std::int32_t sums[16 * 16];
+    _tile_stored(0, sums, 64);
+    _tile_release();
+    return float(sums[0]);
+}
 #endif
 
 /// The int8 steps this CPU runs, as FmaKernels: `flops_per_step` counts two ops per multiply-add.
@@ -154,6 +191,8 @@ std::vector<FmaKernel> int8_kernels() {
 #if defined(__x86_64__)
     const myattn::CpuFeatures& f = myattn::cpu_features();
     // Constant operands: the compiler cannot fold the dot products, whose results it cannot know.
+    if (f.amx_tile && f.amx_int8 && f.amx_granted)
+        k.push_back({"avx512amx", 4 * 16 * 16 * 64 * 2, dot_avx512amx, "GOP/s"});
     if (f.avx512f && f.avx512bw && f.avx512_vnni) k.push_back({"avx512vnni", 16 * 64 * 2, dot_avx512vnni, "GOP/s"});
     if (f.avx512f && f.avx512bw) k.push_back({"avx512", 12 * 64 * 2, dot_avx512, "GOP/s"});
     if (f.avx2 && f.avx_vnni) k.push_back({"avx2vnni", 12 * 32 * 2, dot_avx2vnni, "GOP/s"});
