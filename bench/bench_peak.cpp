@@ -1,9 +1,9 @@
 // The machine's limits, measured here rather than taken from a data sheet: peak/fma/<isa>/<threads>
 // runs independent FMA chains on every thread; peak/int8/<kernels>/<threads> the int8 step of the
-// int8 kernels (GOP/s: two per multiply-add, as FLOP/s counts an FMA; AMX's tile step too); peak/read/<level>/<threads>
-// sums a buffer held in L2 (half of each core's L2 per thread), in L3 (half of it, split over the
-// threads; l3_<N>MiB: smaller buffers beyond L2) or in memory (at least 1 GiB and 4 × L3), the
-// sizes from the caches the library detects.
+// int8 kernels, AMX's tile step included (GOP/s: two per multiply-add, as FLOP/s counts an FMA);
+// peak/read/<level>/<threads> sums a buffer held in L2 (half of each core's L2 per thread), in L3
+// (half of it, split over the threads; l3_<N>MiB: smaller buffers beyond L2) or in memory (at
+// least 1 GiB and 4 × L3), the sizes from the caches the library detects.
 // tools/bench-report derives each forward's machine bound from them. peak/bf16/<probe>/<threads>
 // compares the native bf16 dot product with converting bf16 to float on load (docs/tuning.md).
 #include <tbb/parallel_for.h>

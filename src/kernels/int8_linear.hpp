@@ -93,8 +93,7 @@ template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, c
 inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w, std::size_t panel_stride,
                             const std::uint8_t* q, std::size_t ldq, std::size_t groups, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, NR = Blocking<Arch>::NR, V = P * PV;
-    // The stream's cursor in a local: the weights' vector loads may alias anything, so through
-    // the reference it would be stored back every step.
+    // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
     Prefetch ahead = pf;
     for (std::size_t g = 0; g < groups; ++g, w += NR) {
         ahead.template step<Blocking<Arch>::prefetch_lines>();

@@ -78,8 +78,7 @@ template <class Arch, std::size_t M, std::size_t P, std::size_t PV, class Fmt, c
 inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, std::size_t panel_stride, const float* x,
                               std::size_t ldx, std::size_t n, Prefetch& pf) {
     constexpr std::size_t V = P * PV, row = Fmt::row_words(PV * Blocking<Arch>::lanes, Blocking<Arch>::lanes);
-    // The stream's cursor in a local: the weights' vector loads may alias anything, so through
-    // the reference it would be stored back every step.
+    // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
     Prefetch ahead = pf;
     for (std::size_t i = 0; i < n; ++i, w += row) {
         ahead.template step<Blocking<Arch>::prefetch_lines>();

@@ -12,6 +12,9 @@
 namespace myattn::detail {
 namespace {
 
+/// A loop that steps the stream steps a local copy and hands it back afterwards: the stream
+/// arrives by reference, and the loop's vector loads may alias anything, so through the
+/// reference GCC stores the cursor back every step.
 struct PrefetchStream {
     const char* next = nullptr;
     const char* end = nullptr;

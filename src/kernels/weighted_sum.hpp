@@ -122,11 +122,11 @@ void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t
     }
 }
 
-/// Columns [full, d) of M samples, past the last whole vector: the chain in scalar code.
-template <std::size_t M, class VT>
-void weighted_sum_tail(const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d, std::size_t ldv,
-                       std::size_t full, float* a, std::size_t lda) {
-    for (std::size_t m = 0; m < M; ++m)
+/// Columns [full, d) of `rows` samples, past the last whole vector: the chain in scalar code.
+template <class VT>
+void weighted_sum_tail(std::size_t rows, const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d,
+                       std::size_t ldv, std::size_t full, float* a, std::size_t lda) {
+    for (std::size_t m = 0; m < rows; ++m)
         for (std::size_t j = full; j < d; ++j) {
             float acc = 0.0f;
             for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[m * ldw + l], value_of(V[l * ldv + j]), acc);
@@ -151,7 +151,7 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t
     for (std::size_t l0 = 0; l0 < L; l0 += block)
         weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w + l0, ldw, V + l0 * ldv, std::min(block, L - l0),
                                                                     ldv, a, lda, 0, full, l0 != 0);
-    weighted_sum_tail<M>(w, ldw, V, L, d, ldv, full, a, lda);
+    weighted_sum_tail(M, w, ldw, V, L, d, ldv, full, a, lda);
 }
 
 /// Rows [0, rows) of a V shared by more than one register tile of them, in strips as wide as
@@ -181,10 +181,7 @@ void weighted_sum_packed(const float* w, std::size_t ldw, const VT* V, std::size
                 });
         }
     }
-    for (std::size_t r = 0; r < rows; r += MR)
-        with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
-            weighted_sum_tail<M>(w + r * ldw, ldw, V, L, d, ldv, full, a + r * lda, lda);
-        });
+    weighted_sum_tail(rows, w, ldw, V, L, d, ldv, full, a, lda);
 }
 
 /// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d values apart. A shared
