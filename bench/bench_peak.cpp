@@ -118,16 +118,26 @@ __attribute__((target("avx2,avxvnni"))) float dot_avx2vnni(std::int64_t steps, f
     return float(lanes[0]);
 }
 
-// Without VNNI: vpmaddubsw, vpmaddwd by ones, vpaddd per step.
+// Without VNNI: vpmaddubsw, vpmaddwd by ones, vpaddd per step. Their product does not depend on
+// the chain, so the compiler would compute it once for the whole loop: `opaque` makes it treat
+// the activations as new before every step (it emits no instruction).
+template <class V>
+inline void opaque(V& v) {
+    asm("" : "+v"(v));
+}
+
 __attribute__((target("avx512f,avx512bw"))) float dot_avx512(std::int64_t steps, float seed) {
     constexpr int chains = 12;
     __m512i acc[chains];
     for (int j = 0; j < chains; ++j) acc[j] = _mm512_set1_epi32(int(seed) + j);
-    const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2), ones = _mm512_set1_epi16(1);
+    __m512i a = _mm512_set1_epi8(3);
+    const __m512i b = _mm512_set1_epi8(-2), ones = _mm512_set1_epi16(1);
     for (std::int64_t i = 0; i < steps; ++i)
 #pragma GCC unroll 12
-        for (int j = 0; j < chains; ++j)
+        for (int j = 0; j < chains; ++j) {
+            opaque(a);
             acc[j] = _mm512_add_epi32(acc[j], _mm512_madd_epi16(_mm512_maddubs_epi16(a, b), ones));
+        }
     for (int j = 1; j < chains; ++j) acc[0] = _mm512_add_epi32(acc[0], acc[j]);
     alignas(64) std::int32_t lanes[16];
     _mm512_store_si512(lanes, acc[0]);
@@ -138,11 +148,14 @@ __attribute__((target("avx2"))) float dot_avx2(std::int64_t steps, float seed) {
     constexpr int chains = 8;
     __m256i acc[chains];
     for (int j = 0; j < chains; ++j) acc[j] = _mm256_set1_epi32(int(seed) + j);
-    const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    __m256i a = _mm256_set1_epi8(3);
+    const __m256i b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
     for (std::int64_t i = 0; i < steps; ++i)
 #pragma GCC unroll 8
-        for (int j = 0; j < chains; ++j)
+        for (int j = 0; j < chains; ++j) {
+            opaque(a);
             acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(a, b), ones));
+        }
     for (int j = 1; j < chains; ++j) acc[0] = _mm256_add_epi32(acc[0], acc[j]);
     alignas(32) std::int32_t lanes[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc[0]);
