@@ -116,7 +116,8 @@ const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Imp
     const Implementation* own = find(compiled, isa);
     if (own == nullptr || !runs_on(*own, cpu)) return nullptr;
     for (const Implementation& i : compiled)
-        if (i.isa == isa && i.precision == p && runs_on(i, cpu)) return &i;
+        if (i.isa == isa && i.precision == p && runs_on(i, cpu) && (i.slower_with == nullptr || !(cpu.*i.slower_with)))
+            return &i;
     return nullptr;
 }
 

@@ -28,8 +28,9 @@ std::span<const Implementation> compiled_implementations();
 IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Implementation> compiled, const char* forced);
 
 /// The kernels a CPU with features `cpu` runs for `isa` at precision p: the first of `compiled`
-/// (best first) of that ISA and precision that the CPU runs, so an ISA without the extension of
-/// its best kernels falls back to its own others. Null if the CPU cannot run `isa` at all or
+/// (best first) of that ISA and precision that the CPU runs and is not known to run slower
+/// (Implementation::slower_with), so an ISA without the extension of its best kernels falls
+/// back to its own others. Null if the CPU cannot run `isa` at all or
 /// no such kernels are compiled: never another ISA's.
 const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Implementation> compiled, Isa isa,
                                      Precision p) noexcept;

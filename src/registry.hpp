@@ -44,6 +44,10 @@ struct Implementation {
     std::string_view variant;
     /// CPU features the kernels need, all of them; unused slots are null.
     std::array<bool CpuFeatures::*, 9> needs;
+    /// A feature whose CPUs run these kernels slower than the next row of the same ISA and
+    /// precision (measured: docs/tuning.md), so that a MyAttn skips them there; null if none.
+    /// They still run there when asked for by row (the tests do).
+    bool CpuFeatures::*slower_with = nullptr;
     /// Architectural vector registers the kernels are blocked for (0: no SIMD blocking).
     std::size_t registers;
     /// Tile of the Linear micro-kernel: MR samples x NR output features, in registers, or on
@@ -68,6 +72,7 @@ const KernelTable& neondot_int8_kernels();
 const KernelTable& neon_int8_kernels();
 const KernelTable& scalar_kernels();
 const KernelTable& scalar_int8_kernels();
+const KernelTable& avx512bf16_bf16_kernels();
 const KernelTable& avx512_bf16_kernels();
 const KernelTable& avx2_bf16_kernels();
 const KernelTable& neon_bf16_kernels();
@@ -166,8 +171,20 @@ constexpr Implementation implementations[] = {
 #else
      .kernels = nullptr},
 #endif
-    // bf16: the float kernels over bf16 weights, converted on load (kernels/bf16.hpp; why not
-    // the native bf16 dot product: docs/tuning.md).
+    // bf16 on the native dot product (kernels/bf16_dot_linear.hpp), where it is faster than
+    // converting: on AMD Zen 5 vdpbf16ps runs at twice the FMA's rate; on Intel's AMX CPUs at half.
+    {.isa = Isa::avx512, .name = "avx512", .precision = Precision::bf16, .variant = "avx512bf16",
+     .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
+               &CpuFeatures::fma, &CpuFeatures::avx512_bf16},
+     .slower_with = &CpuFeatures::amx_tile,
+     .registers = 32, .mr = 8, .nr = 32, .kernel_id = "bf16-linear-8x32-avx512bf16",
+#ifdef MYATTN_HAVE_AVX512BF16
+     .kernels = avx512bf16_bf16_kernels},
+#else
+     .kernels = nullptr},
+#endif
+    // bf16: the float kernels over bf16 weights, converted on load (kernels/bf16.hpp; when the
+    // native bf16 dot product is not faster: docs/tuning.md).
     {.isa = Isa::avx512, .name = "avx512", .precision = Precision::bf16, .variant = "avx512",
      .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
                &CpuFeatures::fma},

@@ -1,7 +1,10 @@
-// The bf16 precision's kernels, per ISA: weights stored as bf16 (and V passed as bf16) are
-// converted on load and run the float32 chains, so every result must be bitwise the float32
+// The bf16 precision's kernels. Each ISA's own: weights stored as bf16 (and V passed as bf16)
+// are converted on load and run the float32 chains, so every result must be bitwise the float32
 // kernels' result on the bf16-rounded operands. That also proves the packing's vector rounding
-// (to nearest even, NaN kept) equal to myattn::to_bfloat16, element by element.
+// (to nearest even, NaN kept) equal to myattn::to_bfloat16, element by element. The kernels on
+// the native bf16 dot product round the Linears' inputs too, in the CPU's instruction: they are
+// held to the float32 kernels where every sum is exact here, to their own fused path in
+// tests/test_layered.cpp, and to the accuracy contract in tests/test_accuracy.cpp.
 #include <algorithm>
 #include <bit>
 #include <catch2/catch.hpp>
@@ -34,7 +37,8 @@ constexpr float sentinel = 12345.0f;
 
 const detail::KernelTable& f32_kernels(Isa isa) { return detail::kernels_for(isa, Precision::f32); }
 
-const detail::KernelTable& bf16_kernels(Isa isa) { return detail::kernels_for(isa, Precision::bf16); }
+/// The ISA's bf16 kernels that convert on load (the ISA's own row, not the native dot product's).
+const detail::KernelTable& bf16_kernels(Isa isa) { return detail::implementation(isa, Precision::bf16).kernels(); }
 
 float rounded(float x) { return to_float(to_bfloat16(x)); }
 
@@ -64,6 +68,33 @@ std::vector<float> weights_with_specials(std::mt19937_64& rng, std::size_t n, bo
     std::vector<float> w = normal(rng, n);
     for (std::size_t i = 0; i < n && i < specials.size(); ++i) w[i * 7 % n] = specials[i];
     return w;
+}
+
+/// t's linear of W, plain, blocked (small KC and NC) and from its second panel on, against f's
+/// linear of Wf: the same bits, out features of `rows` rows of split inputs x1 (n1 each) and x2
+/// (n2 each).
+void check_linear_bits(const detail::KernelTable& t, const detail::KernelTable& f, const std::vector<float>& W,
+                       const std::vector<float>& Wf, const std::vector<float>& b, const std::vector<float>& x1,
+                       const std::vector<float>& x2, std::size_t n1, std::size_t n2, std::size_t rows,
+                       std::size_t out) {
+    const std::size_t ldy = out + 1;
+    const detail::LinearLayout l = t.linear_layout(out, n1, n2), lf = f.linear_layout(out, n1, n2);
+    REQUIRE(l.panel == lf.panel);
+    std::vector<float> packed(l.size), packed_f(lf.size);
+    t.pack_linear(l, W.data(), b.data(), packed.data());
+    f.pack_linear(lf, Wf.data(), b.data(), packed_f.data());
+    const detail::SplitRows x{.x1 = x1.data(), .ld1 = n1, .n1 = n1, .x2 = x2.data(), .ld2 = n2, .n2 = n2};
+    std::vector<float> y(rows * ldy, sentinel), want(rows * ldy, sentinel);
+    std::vector<float> blocked(rows * ldy, sentinel), tail(rows * ldy, sentinel);
+    t.linear(l, packed.data(), x, rows, {0, out}, y.data(), ldy);
+    f.linear(lf, packed_f.data(), x, rows, {0, out}, want.data(), ldy);
+    t.linear_blocked(l, packed.data(), x, rows, {0, out}, {.kc = 5, .nc = t.nr}, blocked.data(), ldy);
+    const std::size_t from = std::min(out, l.panel);
+    t.linear(l, packed.data(), x, rows, {from, out}, tail.data(), ldy);
+    check_same_bits("linear", y, want);
+    check_same_bits("linear_blocked", blocked, want);
+    for (std::size_t r = 0; r < rows; ++r) std::fill_n(want.begin() + r * ldy, from, sentinel); // before the split
+    check_same_bits("linear from the second panel", tail, want);
 }
 
 } // namespace
@@ -115,32 +146,11 @@ TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, e
             for (std::size_t rows : {std::size_t(1), mr, mr + 1})
                 for (const Inputs& in : inputs) {
                     CAPTURE(out, rows, in.n1, in.n2);
-                    const std::size_t n = in.n1 + in.n2, ldy = out + 1;
+                    const std::size_t n = in.n1 + in.n2;
                     std::mt19937_64 rng(out * 1000 + rows * 10 + n);
                     const std::vector<float> W = weights_with_specials(rng, out * n, false), b = normal(rng, out),
                                              x1 = normal(rng, rows * in.n1), x2 = normal(rng, rows * in.n2);
-                    const std::vector<float> Wr = rounded(W);
-                    const detail::LinearLayout l = t.linear_layout(out, in.n1, in.n2),
-                                               lf = f.linear_layout(out, in.n1, in.n2);
-                    REQUIRE(l.panel == lf.panel);
-                    std::vector<float> packed(l.size), packed_f(lf.size);
-                    t.pack_linear(l, W.data(), b.data(), packed.data());
-                    f.pack_linear(lf, Wr.data(), b.data(), packed_f.data());
-                    const detail::SplitRows x{
-                        .x1 = x1.data(), .ld1 = in.n1, .n1 = in.n1, .x2 = x2.data(), .ld2 = in.n2, .n2 = in.n2};
-                    std::vector<float> y(rows * ldy, sentinel), want(rows * ldy, sentinel);
-                    std::vector<float> blocked(rows * ldy, sentinel), tail(rows * ldy, sentinel);
-                    t.linear(l, packed.data(), x, rows, {0, out}, y.data(), ldy);
-                    f.linear(lf, packed_f.data(), x, rows, {0, out}, want.data(), ldy);
-                    // Blocked (small KC and NC), and a work split from the second panel on.
-                    t.linear_blocked(l, packed.data(), x, rows, {0, out}, {.kc = 5, .nc = nr}, blocked.data(), ldy);
-                    const std::size_t from = std::min(out, l.panel);
-                    t.linear(l, packed.data(), x, rows, {from, out}, tail.data(), ldy);
-                    check_same_bits("linear", y, want);
-                    check_same_bits("linear_blocked", blocked, want);
-                    for (std::size_t r = 0; r < rows; ++r)
-                        std::fill_n(want.begin() + r * ldy, from, sentinel); // features before the split
-                    check_same_bits("linear from the second panel", tail, want);
+                    check_linear_bits(t, f, W, rounded(W), b, x1, x2, in.n1, in.n2, rows, out);
                 }
         // One input of 1 and no bias: y = the stored weights themselves, NaNs and all (sums of
         // infinities and NaNs above would compare NaNs' signs, which no kernel promises).
@@ -156,6 +166,39 @@ TEST_CASE("bf16: linear is bitwise the f32 linear of the bf16-rounded weights, e
         for (std::size_t j = 0; j < out; ++j)
             if (std::isnan(W[j]) ? !std::isnan(y[j]) : y[j] != rounded(W[j])) ++wrong;
         REQUIRE(wrong == 0);
+    }
+}
+
+// Every bf16 kernel set, the native dot product's included, whose rounding of the inputs and
+// order of the sums differ from float32's: with small integers every product and sum is exact,
+// so any correct kernel gives the float32 kernels' bits, and a weight or input taken from the
+// wrong place (a pair's halves swapped, an odd part's padding, a panel's edge) shows.
+TEST_CASE("bf16: every kernel set's linear is the f32 linear where every sum is exact, every edge tile",
+          "[bf16][kernels][each_isa]") {
+    constexpr Precision bf16_only[] = {Precision::bf16};
+    FOR_EACH_KERNELS(t, bf16_only) {
+        const detail::KernelTable& f = f32_kernels(t.isa);
+        const std::size_t mr = t.mr, nr = t.nr;
+        auto integers = [](std::mt19937_64& rng, std::size_t n) {
+            std::uniform_int_distribution<int> pick(-8, 8);
+            std::vector<float> v(n);
+            for (float& x : v) x = static_cast<float>(pick(rng));
+            return v;
+        };
+        struct Inputs {
+            std::size_t n1, n2;
+        };
+        const Inputs inputs[] = {{3, 13}, {4, 1}, {513, 2}};
+        for (std::size_t out : {std::size_t(1), nr - 1, nr + 1, 2 * nr + 3, 3 * nr})
+            for (std::size_t rows : {std::size_t(1), std::max<std::size_t>(mr - 1, 1), mr + 1})
+                for (const Inputs& in : inputs) {
+                    CAPTURE(out, rows, in.n1, in.n2);
+                    const std::size_t n = in.n1 + in.n2;
+                    std::mt19937_64 rng(out * 1000 + rows * 10 + n);
+                    const std::vector<float> W = integers(rng, out * n), b = integers(rng, out),
+                                             x1 = integers(rng, rows * in.n1), x2 = integers(rng, rows * in.n2);
+                    check_linear_bits(t, f, W, W, b, x1, x2, in.n1, in.n2, rows, out);
+                }
     }
 }
 
@@ -277,7 +320,8 @@ TEST_CASE("bf16: a bf16 V gives the float V's bits through MyAttn and the layere
         const Parameters p = Parameters::random(d, 5);
         const MyAttn attn(p, isa, Precision::bf16);
         REQUIRE(attn.precision() == Precision::bf16);
-        const detail::KernelTable& t = bf16_kernels(isa);
+        const detail::KernelTable& t = detail::kernels_for(isa, Precision::bf16); // the ones MyAttn runs
+        REQUIRE(attn.kernel_id() == t.id);
         const auto [packed, layout] = pack_weights(t, p);
         const detail::ForwardPlan plan{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 3 * t.mr};
         for (std::size_t B : {std::size_t(1), 2 * t.mr + 3})

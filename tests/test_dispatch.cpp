@@ -120,12 +120,16 @@ TEST_CASE("registry: the compiled rows are the runnable ones' superset, each tab
         }
     }
     CHECK(f32_rows == compiled.size());
-    // The kernels MyAttn gets for (ISA, precision) are the first of that pair this CPU runs.
+    // The kernels MyAttn gets for (ISA, precision) are the first of that pair this CPU runs and
+    // is not known to run slower.
+    const CpuFeatures& cpu = cpu_features();
     for (Isa isa : runnable_isas())
         for (Precision p : precisions()) {
             const detail::Implementation* best = nullptr;
             for (const detail::Implementation& row : detail::compiled_implementations())
-                if (!best && row.isa == isa && row.precision == p && detail::runs_on(row, cpu_features())) best = &row;
+                if (!best && row.isa == isa && row.precision == p && detail::runs_on(row, cpu) &&
+                    (row.slower_with == nullptr || !(cpu.*row.slower_with)))
+                    best = &row;
             CHECK(kernel_id(isa, p) == (best ? std::optional(best->kernel_id) : std::nullopt));
         }
     // A row is compiled exactly when CMake built its kernels (an f32 row: its ISA).
@@ -165,6 +169,17 @@ TEST_CASE("dispatch: each (ISA, precision) takes that ISA's best kernels the CPU
     CpuFeatures amx_no_vnni = amx;
     amx_no_vnni.avx512_vnni = false;
     CHECK(variant(amx_no_vnni, Isa::avx512, Precision::int8) == "avx512");
+    // bf16 on the native dot product where the CPU has AVX512-BF16 (Zen 4 and 5), but not on the
+    // AMX CPUs, whose vdpbf16ps is slower than converting (Implementation::slower_with); AVX2
+    // has none.
+    CpuFeatures zen5 = emr;
+    zen5.avx512_bf16 = true;
+    CHECK(variant(zen5, Isa::avx512, Precision::bf16) == "avx512bf16");
+    CHECK(variant(zen5, Isa::avx2, Precision::bf16) == "avx2");
+    CHECK(variant(emr, Isa::avx512, Precision::bf16) == "avx512");
+    CpuFeatures spr = amx;
+    spr.avx512_bf16 = true;
+    CHECK(variant(spr, Isa::avx512, Precision::bf16) == "avx512");
     // AVX-512 without VNNI (Skylake-X), AVX2 without AVX-VNNI (Haswell, Zen 3): the ISA's fallback.
     CHECK(variant(zen4(), Isa::avx512, Precision::int8) == "avx512");
     CHECK(variant(zen4(), Isa::avx2, Precision::int8) == "avx2");

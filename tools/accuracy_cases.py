@@ -56,7 +56,8 @@ CASES = [
 # the same with V rounded to bf16 too (make_reference.torch_low_precision_errors).
 CASES_HEADER = ("# name regime q k L d o B shared_k shared_v seed weight_dtype"
                 " torch_bf16_output torch_bf16_attn_weights torch_int8_output torch_int8_attn_weights"
-                " torch_bf16w_output torch_bf16w_attn_weights torch_bf16wv_output torch_bf16wv_attn_weights")
+                " torch_bf16w_output torch_bf16w_attn_weights torch_bf16wv_output torch_bf16wv_attn_weights"
+                " torch_bf16wx_output torch_bf16wx_attn_weights torch_bf16wxv_output torch_bf16wxv_attn_weights")
 
 
 def _uniform(g, shape, bound):

@@ -381,6 +381,10 @@ def split_f64(t):
     return hi.numpy(), (t - hi.double()).float().numpy()
 
 
+# The runs torch_low_precision_errors makes, in the order of tests/data/accuracy/cases.txt's columns.
+LOW_PRECISION_RUNS = ("bf16", "int8", "bf16w", "bf16wv", "bf16wx", "bf16wxv")
+
+
 def torch_low_precision_errors(model, Q, K, V, B, out64, wt64):
     """PyTorch's low-precision runs of the float32 module, as its users would make them, and
     their errors against the float64 truth, (output, attn_weights) each:
@@ -389,7 +393,10 @@ def torch_low_precision_errors(model, Q, K, V, B, out64, wt64):
     int8     dynamic int8 quantization of both Linears (fbgemm on x86);
     bf16w    float32, the Linears' weights rounded to bf16 (the biases kept): what the bf16
              precision computes, the floor that rounding alone sets;
-    bf16wv   the same with V rounded to bf16 too (the bf16 precision given a bf16 V).
+    bf16wv   the same with V rounded to bf16 too (the bf16 precision given a bf16 V);
+    bf16wx   float32, the weights and the Linears' inputs ([Q; K], [Q; a]) rounded to bf16: what
+             the bf16 precision computes on the CPU's native bf16 dot product;
+    bf16wxv  the same with V rounded to bf16 too.
 
     The bounds the bf16 and int8 precisions are held to (docs/accuracy.md)."""
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -402,10 +409,27 @@ def torch_low_precision_errors(model, Q, K, V, B, out64, wt64):
             layer.weight.copy_(layer.weight.bfloat16().float())
     out_w, w_w, _ = run(model_bf16w, Q, K, V, B)
     out_wv, w_wv, _ = run(model_bf16w, Q, K, V.bfloat16().float(), B)
+    out_wx, w_wx = run_rounded_inputs(model_bf16w, Q, K, V, B)
+    out_wxv, w_wxv = run_rounded_inputs(model_bf16w, Q, K, V.bfloat16().float(), B)
     return {"bf16": (rel_error(out_bf16, out64), rel_error(w_bf16, wt64)),
             "int8": (rel_error(out_int8, out64), rel_error(w_int8, wt64)),
             "bf16w": (rel_error(out_w, out64), rel_error(w_w, wt64)),
-            "bf16wv": (rel_error(out_wv, out64), rel_error(w_wv, wt64))}
+            "bf16wv": (rel_error(out_wv, out64), rel_error(w_wv, wt64)),
+            "bf16wx": (rel_error(out_wx, out64), rel_error(w_wx, wt64)),
+            "bf16wxv": (rel_error(out_wxv, out64), rel_error(w_wxv, wt64))}
+
+
+def run_rounded_inputs(model, Q, K, V, B):
+    """The batched forward with each Linear's input rounded to bf16 (the weights as model has
+    them): output, attn_weights."""
+    def rounded(t):
+        return t.bfloat16().float()
+    Ke = K.expand(B, 1, K.shape[2])
+    Ve = V.expand(B, V.shape[1], V.shape[2])
+    with torch.no_grad():
+        w = F.softmax(model.attn(torch.cat((rounded(Q), rounded(Ke)), dim=-1)), dim=-1)
+        out = model.attn_combine(torch.cat((rounded(Q), rounded(torch.bmm(w, Ve))), dim=-1))
+    return out, w.squeeze(1)
 
 
 def write_accuracy(outdir):
@@ -451,8 +475,8 @@ def write_accuracy(outdir):
         print(f"{name:18s} {regime:10s} q={q:<4d} k={k:<4d} L={L:<3d} d={d:<4d} o={o:<3d} B={B:<2d}"
               f" {dtype:4s} scores [{s64.min().item():9.1f}, {s64.max().item():9.1f}]"
               f"  torch error (output, attn_weights): f32 {rel_error(out, out64):.2e} {rel_error(w, wt64):.2e}"
-              + "".join(f"  {p} {low[p][0]:.2e} {low[p][1]:.2e}" for p in ("bf16", "int8", "bf16w", "bf16wv")))
-        errors = " ".join(f"{e:.6e}" for p in ("bf16", "int8", "bf16w", "bf16wv") for e in low[p])
+              + "".join(f"  {p} {low[p][0]:.2e} {low[p][1]:.2e}" for p in LOW_PRECISION_RUNS))
+        errors = " ".join(f"{e:.6e}" for p in LOW_PRECISION_RUNS for e in low[p])
         lines.append(f"{name} {regime} {q} {k} {L} {d} {o} {B} {sk} {sv} {seed} {dtype} {errors}")
     total += write_cases(outdir, lines)
     print(f"{len(accuracy_cases.CASES)} accuracy cases, {total} bytes in {outdir}")

@@ -4,7 +4,9 @@
 // - f32: float32 throughout (the default).
 // - int8: both Linears dynamically quantized: int8 weights (one scale per output feature,
 //   quantized once at construction), activations quantized per sample at each call, int32 sums.
-// - bf16: weights stored as bfloat16.
+// - bf16: weights stored as bfloat16; computed in float32 on them, or, on CPUs whose bf16 dot
+//   product is faster than that (AVX512-BF16 without AMX), on the Linears' inputs rounded to
+//   bf16 as well (kernel_id() says which).
 //
 // A precision runs on every ISA: where an ISA lacks the instructions that make it fast (for
 // int8, VNNI or the Arm dot product), its own fallback kernels run it, never another ISA's.

@@ -151,6 +151,7 @@ constexpr KernelTable make_table() {
             .mr = row.mr,
             .nr = row.nr,
             .quant_levels = P::levels,
+            .bf16_inputs = false,
             .layout = layout<P>,
             .pack = pack<P>,
             .scratch_size = scratch_size,

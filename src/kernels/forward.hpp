@@ -1,6 +1,7 @@
 // The fused forward of one ISA, and its KernelTable: the kernels of this directory composed,
-// over the Linear steps of one precision (`Lin`: F32Linear, kernels/linear.hpp, or Int8Linear,
-// kernels/int8_linear.hpp). The softmax and the weighted sum are float32 at every precision.
+// over the Linear steps of one precision (`Lin`: F32Linear, kernels/linear.hpp, Int8Linear,
+// kernels/int8_linear.hpp, or Bf16DotLinear, kernels/bf16_dot_linear.hpp). The softmax and the weighted sum are float32
+// at every precision.
 //
 // A tile of samples runs in groups of MR, each through compose() (kernels/compose.hpp) over
 // this ISA's register kernels: scores (straight into attn_weights) → softmax in place →
@@ -124,19 +125,15 @@ constexpr KernelTable make_table() {
             .mr = Lin::group_rows,
             .nr = Blocking<Arch>::NR,
             .quant_levels = Lin::levels,
-            .layout = layout<Lin>,
-            .pack = pack<Lin>,
-            .scratch_size = scratch_size<Arch, Lin>,
-            .forward = forward<Arch, Lin, float>,
-            .forward_bf16v = bf16 ? forward<Arch, Lin, bfloat16> : nullptr,
-            .linear_layout = Lin::layout,
-            .pack_linear = Lin::pack,
-            .linear = Lin::linear,
-            .linear_blocked = Lin::linear_blocked,
-            .softmax = softmax<Arch>,
-            .weighted_sum = weighted_sum<Arch, float>,
-            .weighted_sum_bf16v = bf16 ? weighted_sum<Arch, bfloat16> : nullptr};
+            .bf16_inputs = requires {Lin::bf16_inputs;
 }
+, .layout = layout<Lin>, .pack = pack<Lin>, .scratch_size = scratch_size<Arch, Lin>,
+  .forward = forward<Arch, Lin, float>, .forward_bf16v = bf16 ? forward<Arch, Lin, bfloat16> : nullptr,
+  .linear_layout = Lin::layout, .pack_linear = Lin::pack, .linear = Lin::linear, .linear_blocked = Lin::linear_blocked,
+  .softmax = softmax<Arch>, .weighted_sum = weighted_sum<Arch, float>,
+  .weighted_sum_bf16v = bf16 ? weighted_sum<Arch, bfloat16> : nullptr
+}; // namespace
+} // namespace myattn::detail
 
 } // namespace
 } // namespace myattn::detail

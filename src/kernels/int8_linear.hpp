@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "kernels/blocking.hpp"
+#include "kernels/linear_parts.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/quantize.hpp"
 #include "kernels/simd.hpp"
@@ -224,21 +225,9 @@ QuantizedRows quantize_rows(const SplitRows& x, std::size_t rows) {
     return {quantize_part<Arch, Dot>(x.x1, x.ld1, x.n1, rows, 0), quantize_part<Arch, Dot>(x.x2, x.ld2, x.n2, rows, 1)};
 }
 
-/// What the Linears of one fused group share (GroupSteps keep one per group): which x1 rows
-/// slot 0 holds the bytes of. Both of the module's Linears take the group's Q as x1, so the
-/// combine reuses the bytes the scores quantized: Q is quantized once per group, not twice.
-struct Int8Group {
-    bool held = false;
-    const float* x1 = nullptr;
-    std::size_t ld1 = 0, n1 = 0;
-    QuantizedPart part{};
-};
-
-/// Where vector c of a tile's panels (PV vectors each, stride words apart) starts in a panel.
-template <class Arch, std::size_t PV>
-constexpr std::size_t tile_column(std::size_t c, std::size_t stride) {
-    return c / PV * stride + c % PV * Blocking<Arch>::lanes;
-}
+/// What the Linears of one fused group share (GroupSteps keep one per group): the x1 rows whose
+/// bytes slot 0 holds, so that Q is quantized once per group, not twice.
+using Int8Group = HeldFirstPart<QuantizedPart>;
 
 /// One part of a tile, M rows x P panels of PV vectors: its int32 sums from the zero-point
 /// correction (-zero point x the negated weight sums) over its `groups` groups, dequantized:
@@ -328,24 +317,11 @@ template <class Arch, class Dot, std::size_t M, std::size_t P, class Prefetch>
 void int8_panels(const float* packed, const Int8Panel& pl, std::size_t p, std::size_t np, std::size_t out,
                  const QuantizedRows& x, bool first, bool second, float* y, std::size_t ldy, Prefetch& pf) {
     using B = Blocking<Arch>;
-    for (; p + P <= np; p += P)
-        int8_tile<Arch, Dot, M, P, B::nr_vectors>(packed + p * pl.words(), pl, x, first, second, y + p * B::NR, ldy,
-                                                  out - p * B::NR, pf);
-    if constexpr (P > 1)
-        if (p < np) int8_panels<Arch, Dot, M, P - 1>(packed, pl, p, np, out, x, first, second, y, ldy, pf);
+    for_each_panel_tile<P>(p, np, [&]<std::size_t Q>(std::size_t t, std::integral_constant<std::size_t, Q>) {
+        int8_tile<Arch, Dot, M, Q, B::nr_vectors>(packed + t * pl.words(), pl, x, first, second, y + t * B::NR, ldy,
+                                                  out - t * B::NR, pf);
+    });
 }
-
-/// Which parts a range of inputs [k_begin, k_end) covers, k_begin 0 or n1 and k_end n1 or past
-/// the end: x1, x2, or both. Only a range from 0 may be empty, so that with no inputs y is the bias.
-struct Parts {
-    bool first, second;
-    static Parts of(const SplitRows& x, std::size_t k_begin, std::size_t k_end) {
-        const std::size_t in = x.n1 + x.n2;
-        if (k_end > in) k_end = in;
-        if (k_begin != 0 && k_begin >= k_end) return {false, false};
-        return {k_begin == 0, k_end == in};
-    }
-};
 
 /// y for M rows over the parts [k_begin, k_end) covers (both by default), panels [p0, p1).
 template <class Arch, class Dot, std::size_t M, class Prefetch>
@@ -365,11 +341,7 @@ void int8_rows(const float* packed, std::size_t out, const SplitRows& x, float* 
     const Parts parts = Parts::of(x, k_begin, k_end);
     if (!parts.first && !parts.second) return;
     QuantizedRows qx{};
-    if (parts.first) {
-        if (!group.held || group.x1 != x.x1 || group.ld1 != x.ld1 || group.n1 != x.n1)
-            group = {true, x.x1, x.ld1, x.n1, quantize_part<Arch, Dot>(x.x1, x.ld1, x.n1, M, 0)};
-        qx.first = group.part;
-    }
+    if (parts.first) qx.first = group.of(x, [&] { return quantize_part<Arch, Dot>(x.x1, x.ld1, x.n1, M, 0); });
     if (parts.second) qx.second = quantize_part<Arch, Dot>(x.x2, x.ld2, x.n2, M, 1);
     const std::size_t panels = (out + Blocking<Arch>::NR - 1) / Blocking<Arch>::NR;
     int8_block<Arch, Dot, M>(packed, out, x, qx, parts, y, ldy, pf, 0, panels);
@@ -405,16 +377,14 @@ void int8_linear_blocked(const LinearLayout& l, const float* packed, const Split
     packed += l.offset + f.begin / B::NR * pl.words();
     y += f.begin;
     const std::size_t out = f.end - f.begin, panels = (out + B::NR - 1) / B::NR;
-    const std::size_t nc_panels = b.nc == 0 ? panels : b.nc >= B::NR ? b.nc / B::NR : 1;
     const QuantizedRows qx = quantize_rows<Arch, Dot>(x, rows);
-    for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
-        const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;
+    for_each_nc_block(panels, b.nc, B::NR, [&](std::size_t p0, std::size_t p1) {
         for_each_group<int8_linear_rows<Arch, Dot>(), B::MR>(
             0, rows, [&]<std::size_t M>(std::size_t r, std::integral_constant<std::size_t, M>) {
                 NoPrefetch none;
                 int8_block<Arch, Dot, M>(packed, out, x, qx.from(r), {true, true}, y + r * ldy, ldy, none, p0, p1);
             });
-    }
+    });
     if constexpr (TileDot<Dot>) Dot::release();
 }
 

@@ -20,6 +20,7 @@
 
 #include "kernels/bf16.hpp"
 #include "kernels/blocking.hpp"
+#include "kernels/linear_parts.hpp"
 #include "kernels/prefetch.hpp"
 #include "kernels/simd.hpp"
 #include "kernels/table.hpp"
@@ -103,18 +104,10 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
                  float* y, std::size_t ldy, std::size_t cols, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, V = P * PV;
     vfloat<Arch> acc[M][V];
-    if (k0 == 0) {
-#pragma GCC unroll 16
-        for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 16
-            for (std::size_t c = 0; c < V; ++c) acc[m][c] = vfloat<Arch>(0.0f);
-    } else {
-#pragma GCC unroll 16
-        for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 16
-            for (std::size_t c = 0; c < V; ++c)
-                acc[m][c] = load_upto<Arch>(y + m * ldy + c * lanes, cols > c * lanes ? cols - c * lanes : 0);
-    }
+    if (k0 == 0)
+        zero_tile<Arch>(acc);
+    else
+        load_tile<Arch>(acc, y, ldy, cols);
     constexpr std::size_t row = Fmt::row_words(PV * lanes, lanes);
     const float* w = panel + PV * lanes + k0 * row;
     if (k0 < x.n1) {
@@ -126,19 +119,8 @@ void linear_tile(const float* panel, std::size_t panel_stride, const SplitRows& 
         const std::size_t from = k0 > x.n1 ? k0 : x.n1;
         linear_accumulate<Arch, M, P, PV, Fmt>(acc, w, panel_stride, x.x2 + (from - x.n1), x.ld2, k1 - from, pf);
     }
-    if (k1 == x.n1 + x.n2) {
-#pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c) {
-            const auto bias = vfloat<Arch>::load_unaligned(panel + c / PV * panel_stride + c % PV * lanes);
-#pragma GCC unroll 16
-            for (std::size_t m = 0; m < M; ++m) acc[m][c] += bias;
-        }
-    }
-#pragma GCC unroll 16
-    for (std::size_t m = 0; m < M; ++m)
-#pragma GCC unroll 16
-        for (std::size_t c = 0; c < V; ++c)
-            if (cols > c * lanes) store_upto<Arch>(y + m * ldy + c * lanes, cols - c * lanes, acc[m][c]);
+    if (k1 == x.n1 + x.n2) add_bias<Arch, PV>(acc, panel, panel_stride);
+    store_tile<Arch>(acc, y, ldy, cols);
 }
 
 /// Full-width panels [p, np) over inputs [k0, k1), P at a time, then the remainder with fewer.
@@ -146,11 +128,10 @@ template <class Arch, std::size_t M, std::size_t P, class Fmt, class Prefetch>
 void linear_panels(const float* packed, std::size_t panel_stride, std::size_t p, std::size_t np, std::size_t out,
                    const SplitRows& x, std::size_t k0, std::size_t k1, float* y, std::size_t ldy, Prefetch& pf) {
     using B = Blocking<Arch>;
-    for (; p + P <= np; p += P)
-        linear_tile<Arch, M, P, B::nr_vectors, Fmt>(packed + p * panel_stride, panel_stride, x, k0, k1, y + p * B::NR,
-                                                    ldy, out - p * B::NR, pf);
-    if constexpr (P > 1)
-        if (p < np) linear_panels<Arch, M, P - 1, Fmt>(packed, panel_stride, p, np, out, x, k0, k1, y, ldy, pf);
+    for_each_panel_tile<P>(p, np, [&]<std::size_t Q>(std::size_t t, std::integral_constant<std::size_t, Q>) {
+        linear_tile<Arch, M, Q, B::nr_vectors, Fmt>(packed + t * panel_stride, panel_stride, x, k0, k1, y + t * B::NR,
+                                                    ldy, out - t * B::NR, pf);
+    });
 }
 
 /// Panels [p0, p1) of y for M samples over inputs [k0, k1), continuing the sums in y unless
@@ -223,10 +204,8 @@ void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows&
     packed += l.offset + f.begin / l.panel * panel_words<Arch, Fmt>(l.panel, l.in);
     y += f.begin;
     const std::size_t out = f.end - f.begin, in = l.in, panels = (out + B::NR - 1) / B::NR;
-    const std::size_t nc_panels = b.nc == 0 ? panels : b.nc >= B::NR ? b.nc / B::NR : 1;
     const std::size_t kc = b.kc > 0 ? b.kc : B::KC;
-    for (std::size_t p0 = 0; p0 < panels; p0 += nc_panels) {
-        const std::size_t p1 = panels - p0 > nc_panels ? p0 + nc_panels : panels;
+    for_each_nc_block(panels, b.nc, B::NR, [&](std::size_t p0, std::size_t p1) {
         std::size_t k0 = 0;
         do { // at least once: with no inputs y is the bias
             const std::size_t k1 = in - k0 > kc ? k0 + kc : in;
@@ -237,7 +216,7 @@ void linear_blocked(const LinearLayout& l, const float* packed, const SplitRows&
                 });
             k0 = k1;
         } while (k0 < in);
-    }
+    });
 }
 
 /// The float32 Linear steps, for the fused forward and the table (kernels/forward.hpp), over

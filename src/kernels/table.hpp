@@ -115,6 +115,9 @@ struct KernelTable {
     /// int8: the activations' quantization steps (255, or 127 where the kernels need 7 bits:
     /// kernels/quantize.hpp); 0 at other precisions.
     int quant_levels;
+    /// bf16: whether the Linears round their inputs to bf16 as well as their weights (the CPU's
+    /// native bf16 dot product: kernels/bf16_dot_linear.hpp); false at other precisions.
+    bool bf16_inputs;
     /// Where pack puts each Linear of `dims`, and the floats it needs.
     PackedLayout (*layout)(const Dims& dims);
     /// Packs the weights once, at construction, into `packed` (layout(dims).size floats).

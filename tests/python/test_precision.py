@@ -1,5 +1,6 @@
 """Precisions from Python: chosen at construction, reported, refused by name when unknown; bf16
-gives the bits of float32 on bf16-rounded weights (and takes V as torch.bfloat16); int8 is
+gives the bits of float32 on bf16-rounded weights where it converts them on load (and takes V as
+torch.bfloat16); int8 is
 as accurate as PyTorch's quantize_dynamic promises (docs/accuracy.md holds it per case in C++;
 here the package's wiring is what is tested)."""
 
@@ -63,7 +64,11 @@ def test_unknown_precisions_are_refused_by_name(weights, tmp_path):
 def test_bf16_is_float32_on_the_rounded_weights(isa, weights):
     rounded = {n: to_bf16_values(weights[n]) if n.endswith("weight") else weights[n] for n in NAMES}
     Q, K, V = random_inputs(np.random.default_rng(4), q, k, L, d, 9)
-    got = myattn.MyAttn(weights, q, isa=isa, precision="bf16").forward(Q, K, V)
+    attn = myattn.MyAttn(weights, q, isa=isa, precision="bf16")
+    if attn.kernel_id.endswith("bf16"):
+        pytest.skip(f"{attn.kernel_id} runs the CPU's bf16 dot product, which rounds the inputs too "
+                    "(held to its contract by the C++ accuracy tests)")
+    got = attn.forward(Q, K, V)
     want = myattn.MyAttn(rounded, q, isa=isa).forward(Q, K, V)
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 

@@ -33,8 +33,9 @@ struct AccuracyCase {
     bool shared_k = false, shared_v = false;
     std::string weight_dtype;
     /// bf16 autocast; quantize_dynamic's int8 Linears; float32 with the Linears' weights
-    /// rounded to bf16 (bf16w), and V too (bf16wv).
-    TorchError torch_bf16, torch_int8, torch_bf16w, torch_bf16wv;
+    /// rounded to bf16 (bf16w), and V too (bf16wv); float32 with the weights and the Linears'
+    /// inputs rounded (bf16wx), and V too (bf16wxv).
+    TorchError torch_bf16, torch_int8, torch_bf16w, torch_bf16wv, torch_bf16wx, torch_bf16wxv;
 };
 
 /// The cases of the accuracy suite's cases.txt at `path`.
@@ -45,7 +46,8 @@ inline std::vector<AccuracyCase> accuracy_cases(const std::string& path) {
         std::size_t seed;
         int sk, sv;
         s >> c.name >> c.regime >> c.q >> c.k >> c.L >> c.d >> c.o >> c.B >> sk >> sv >> seed >> c.weight_dtype;
-        for (TorchError* e : {&c.torch_bf16, &c.torch_int8, &c.torch_bf16w, &c.torch_bf16wv})
+        for (TorchError* e :
+             {&c.torch_bf16, &c.torch_int8, &c.torch_bf16w, &c.torch_bf16wv, &c.torch_bf16wx, &c.torch_bf16wxv})
             s >> e->output >> e->attn_weights;
         INFO(path << ": " << c.name);
         REQUIRE(!s.fail());
