@@ -5,8 +5,9 @@
 // Each ISA's file supplies `Dot`, the raw-intrinsic layer: dot(acc, a, w), the step on one
 // broadcast pair of activations (a 32-bit word: the bf16 of input 2i in its low half, of 2i + 1
 // in its high half) and a vector of weight pairs laid out the same way (vdpbf16ps on
-// AVX512-BF16); and round_pairs(x, n, words), a row of n floats rounded to nearest even into
-// (n + 1) / 2 such words, the last one's high half 0 when n is odd.
+// AVX512-BF16); and round_pairs(x, n, words), a row of n floats rounded to bf16 by the CPU's
+// conversion (to nearest even) into (n + 1) / 2 such words, the last one's high half 0 when n
+// is odd.
 //
 // Packed, per panel of NR output features: NR float biases, then x1's inputs in pairs (NR words
 // per pair: a vector load gives each lane its feature's pair), zero-padded to a whole pair, then
