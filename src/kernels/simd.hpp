@@ -55,6 +55,12 @@ template <class Arch, unsigned Step = vfloat<Arch>::size / 2>
 /// (as store_tail): a call in a tile's epilogue would spill every live accumulator around it.
 template <class Arch>
 [[gnu::always_inline]] inline vfloat<Arch> load_tail(const float* p, std::size_t n, float fill) {
+#if defined(__AVX512F__)
+    // A masked load: the lanes past n neither read memory nor fault. The buffer below would be
+    // written a float at a time and read as one vector, which no store forwards to a load.
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>)
+        return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>((1u << n) - 1), p);
+#endif
     float buf[vfloat<Arch>::size];
     for (std::size_t i = 0; i < vfloat<Arch>::size; ++i) buf[i] = i < n ? p[i] : fill;
     return vfloat<Arch>::load_unaligned(buf);
@@ -63,6 +69,12 @@ template <class Arch>
 /// Stores the first `n` lanes of v at p (n < lanes): writes nothing past p + n.
 template <class Arch>
 [[gnu::always_inline]] inline void store_tail(float* p, std::size_t n, vfloat<Arch> v) {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
+        _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), v);
+        return;
+    }
+#endif
     float buf[vfloat<Arch>::size];
     v.store_unaligned(buf);
     for (std::size_t i = 0; i < n; ++i) p[i] = buf[i];
