@@ -154,15 +154,19 @@ void bf16_dot_tile(const float* panel, const Bf16DotPanel& pl, const Bf16Rows& x
     store_tile<Arch>(acc, y, ldy, cols);
 }
 
-/// Panels [p, np) for M rounded rows, P at a time, then the remainder with fewer.
+/// Panels [p, np) for M rounded rows, P at a time, then the remainder with fewer (a narrow
+/// last panel one vector wide: for_each_full_width_tile).
 template <class Arch, class Dot, std::size_t M, std::size_t P, class Prefetch>
 void bf16_dot_panels(const float* packed, const Bf16DotPanel& pl, std::size_t p, std::size_t np, std::size_t out,
                      const Bf16Rows& x, Parts parts, float* y, std::size_t ldy, Prefetch& pf) {
     using B = Blocking<Arch>;
-    for_each_panel_tile<P>(p, np, [&]<std::size_t Q>(std::size_t t, std::integral_constant<std::size_t, Q>) {
-        bf16_dot_tile<Arch, Dot, M, Q, B::nr_vectors>(packed + t * pl.words(), pl, x, parts, y + t * B::NR, ldy,
-                                                      out - t * B::NR, pf);
-    });
+    for_each_full_width_tile<Arch, P>(p, np, out,
+                                      [&]<std::size_t Q, std::size_t PV>(std::size_t t,
+                                                                         std::integral_constant<std::size_t, Q>,
+                                                                         std::integral_constant<std::size_t, PV>) {
+                                          bf16_dot_tile<Arch, Dot, M, Q, PV>(packed + t * pl.words(), pl, x, parts,
+                                                                             y + t * B::NR, ldy, out - t * B::NR, pf);
+                                      });
 }
 
 /// The fused forward's Linear step: M rows, every panel, the parts [k_begin, k_end) covers

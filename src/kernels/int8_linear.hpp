@@ -312,23 +312,19 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
             });
 }
 
-/// Panels [p, np) for M quantized rows, P at a time, then the remainder with fewer. A last
-/// panel of at most one vector of features takes a tile one vector wide: half the products of
-/// a full one, the rest being the packing's zero padding (shape T's 10 scores).
+/// Panels [p, np) for M quantized rows, P at a time, then the remainder with fewer (a narrow
+/// last panel one vector wide: for_each_full_width_tile).
 template <class Arch, class Dot, std::size_t M, std::size_t P, class Prefetch>
 void int8_panels(const float* packed, const Int8Panel& pl, std::size_t p, std::size_t np, std::size_t out,
                  const QuantizedRows& x, bool first, bool second, float* y, std::size_t ldy, Prefetch& pf) {
     using B = Blocking<Arch>;
-    const std::size_t full = out / B::NR;
-    const bool narrow = np > full && out % B::NR <= B::lanes && out % B::NR != 0;
-    for_each_panel_tile<P>(p, narrow ? full : np,
-                           [&]<std::size_t Q>(std::size_t t, std::integral_constant<std::size_t, Q>) {
-                               int8_tile<Arch, Dot, M, Q, B::nr_vectors>(packed + t * pl.words(), pl, x, first, second,
+    for_each_full_width_tile<Arch, P>(p, np, out,
+                                      [&]<std::size_t Q, std::size_t PV>(std::size_t t,
+                                                                         std::integral_constant<std::size_t, Q>,
+                                                                         std::integral_constant<std::size_t, PV>) {
+                                          int8_tile<Arch, Dot, M, Q, PV>(packed + t * pl.words(), pl, x, first, second,
                                                                          y + t * B::NR, ldy, out - t * B::NR, pf);
-                           });
-    if (narrow)
-        int8_tile<Arch, Dot, M, 1, 1>(packed + full * pl.words(), pl, x, first, second, y + full * B::NR, ldy,
-                                      out - full * B::NR, pf);
+                                      });
 }
 
 /// y for M rows over the parts [k_begin, k_end) covers (both by default), panels [p0, p1).

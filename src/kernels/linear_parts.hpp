@@ -40,6 +40,24 @@ template <std::size_t P, class F>
         if (p < np) for_each_panel_tile<P - 1>(p, np, f);
 }
 
+/// The tiles over panels [p, np) of a Linear of `out` features whose panels are all packed
+/// full width (int8, the bf16 dot product): f(t, P, PV) for P panels of PV = nr_vectors vectors
+/// from panel t, P at a time, then fewer (for_each_panel_tile); but a last panel of at most one
+/// vector of features takes a tile one vector wide (P = PV = 1), half the products of a full
+/// one, the rest being the packing's zero padding (shape T's 10 scores).
+template <class Arch, std::size_t P, class F>
+[[gnu::always_inline]] inline void for_each_full_width_tile(std::size_t p, std::size_t np, std::size_t out, F&& f) {
+    using B = Blocking<Arch>;
+    using one = std::integral_constant<std::size_t, 1>;
+    const std::size_t full = out / B::NR, rest = out % B::NR;
+    const bool narrow = np > full && rest != 0 && rest <= B::lanes;
+    for_each_panel_tile<P>(p, narrow ? full : np,
+                           [&]<std::size_t Q>(std::size_t t, std::integral_constant<std::size_t, Q> q) {
+                               f(t, q, std::integral_constant<std::size_t, B::nr_vectors>{});
+                           });
+    if (narrow) f(full, one{}, one{});
+}
+
 /// Blocks of nc output features (whole panels of nr, at least one; nc = 0: all) over `panels`
 /// panels, in order: f(p0, p1).
 template <class F>
