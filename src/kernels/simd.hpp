@@ -67,14 +67,9 @@ template <class Arch>
 }
 
 /// Stores the first `n` lanes of v at p (n < lanes): writes nothing past p + n.
+/// (Through a buffer even on AVX-512: a masked store measured slower on Zen 5, docs/tuning.md.)
 template <class Arch>
 [[gnu::always_inline]] inline void store_tail(float* p, std::size_t n, vfloat<Arch> v) {
-#if defined(__AVX512F__)
-    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
-        _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), v);
-        return;
-    }
-#endif
     float buf[vfloat<Arch>::size];
     v.store_unaligned(buf);
     for (std::size_t i = 0; i < n; ++i) p[i] = buf[i];
