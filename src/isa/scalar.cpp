@@ -107,19 +107,6 @@ void weighted_sum(const WeightedSumOf<VT>& op, Range c) {
                                       op.a + r * op.lda + c.begin);
 }
 
-template <class P>
-PackedLayout layout(const Dims& d) {
-    return module_layout(d, P::linear_layout);
-}
-
-template <class P>
-PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
-    const PackedLayout l = layout<P>(d);
-    P::pack_linear(l.scores, w.attn_weight, w.attn_bias, packed);
-    P::pack_linear(l.combine, w.combine_weight, w.combine_bias, packed);
-    return l;
-}
-
 // The weighted sum `a` is the only intermediate not written to the caller's buffers.
 std::size_t scratch_size(const Dims& d, std::size_t /*rows*/) { return d.value_size2; }
 
@@ -152,8 +139,8 @@ constexpr KernelTable make_table() {
             .nr = row.nr,
             .quant_levels = P::levels,
             .bf16_inputs = false,
-            .layout = layout<P>,
-            .pack = pack<P>,
+            .layout = module_layout_of<P::linear_layout>,
+            .pack = pack_module<P::linear_layout, P::pack_linear>,
             .scratch_size = scratch_size,
             .forward = forward<P, float>,
             .forward_bf16v = bf16 ? forward<P, bfloat16> : nullptr,

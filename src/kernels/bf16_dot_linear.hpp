@@ -52,12 +52,7 @@ struct Bf16DotPanel {
 template <class Arch>
 LinearLayout bf16_dot_layout(std::size_t out, std::size_t n1, std::size_t n2) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
-    return {.offset = 0,
-            .size = (out + NR - 1) / NR * Bf16DotPanel::of(NR, n1, n2).words(),
-            .out = out,
-            .in = n1 + n2,
-            .panel = NR,
-            .n1 = n1};
+    return whole_panels_layout(NR, Bf16DotPanel::of(NR, n1, n2).words(), out, n1, n2);
 }
 
 template <class Arch>

@@ -7,7 +7,7 @@
 // this ISA's register kernels: scores (straight into attn_weights) → softmax in place →
 // weighted sum into scratch → combine into output, so each group's Q, K and V rows, weights
 // and `a` are still in L1 for the next step. The packed weights are W1's panels then W2's
-// (pack_linear's layout each, where layout() says).
+// (each in its Linear's layout, where module_layout puts it).
 //
 // Only src/isa/<isa>.cpp includes this, once, and exports nothing but its table accessor.
 #pragma once
@@ -27,19 +27,6 @@
 
 namespace myattn::detail {
 namespace {
-
-template <class Lin>
-PackedLayout layout(const Dims& d) {
-    return module_layout(d, Lin::layout);
-}
-
-template <class Lin>
-PackedLayout pack(const Dims& d, const WeightsView& w, float* packed) {
-    const PackedLayout l = layout<Lin>(d);
-    Lin::pack(l.scores, w.attn_weight, w.attn_bias, packed);
-    Lin::pack(l.combine, w.combine_weight, w.combine_bias, packed);
-    return l;
-}
 
 /// `a` for one group of samples.
 template <class Arch, class Lin>
@@ -119,21 +106,27 @@ constexpr KernelTable make_table() {
     static_assert(Lin::group_rows == row.mr && Blocking<Arch>::NR == row.nr,
                   "register tile differs from the registry row");
     constexpr bool bf16 = Lin::precision == Precision::bf16;
+    constexpr bool bf16_inputs = requires { Lin::bf16_inputs; };
     return {.isa = isa,
             .precision = row.precision,
             .id = row.kernel_id,
             .mr = Lin::group_rows,
             .nr = Blocking<Arch>::NR,
             .quant_levels = Lin::levels,
-            .bf16_inputs = requires {Lin::bf16_inputs;
+            .bf16_inputs = bf16_inputs,
+            .layout = module_layout_of<Lin::layout>,
+            .pack = pack_module<Lin::layout, Lin::pack>,
+            .scratch_size = scratch_size<Arch, Lin>,
+            .forward = forward<Arch, Lin, float>,
+            .forward_bf16v = bf16 ? forward<Arch, Lin, bfloat16> : nullptr,
+            .linear_layout = Lin::layout,
+            .pack_linear = Lin::pack,
+            .linear = Lin::linear,
+            .linear_blocked = Lin::linear_blocked,
+            .softmax = softmax<Arch>,
+            .weighted_sum = weighted_sum<Arch, float>,
+            .weighted_sum_bf16v = bf16 ? weighted_sum<Arch, bfloat16> : nullptr};
 }
-, .layout = layout<Lin>, .pack = pack<Lin>, .scratch_size = scratch_size<Arch, Lin>,
-  .forward = forward<Arch, Lin, float>, .forward_bf16v = bf16 ? forward<Arch, Lin, bfloat16> : nullptr,
-  .linear_layout = Lin::layout, .pack_linear = Lin::pack, .linear = Lin::linear, .linear_blocked = Lin::linear_blocked,
-  .softmax = softmax<Arch>, .weighted_sum = weighted_sum<Arch, float>,
-  .weighted_sum_bf16v = bf16 ? weighted_sum<Arch, bfloat16> : nullptr
-}; // namespace
-} // namespace myattn::detail
 
 } // namespace
 } // namespace myattn::detail

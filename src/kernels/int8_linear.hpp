@@ -50,13 +50,7 @@ struct Int8Panel {
 template <class Arch>
 LinearLayout int8_linear_layout(std::size_t out, std::size_t n1, std::size_t n2) {
     constexpr std::size_t NR = Blocking<Arch>::NR;
-    const std::size_t panels = (out + NR - 1) / NR;
-    return {.offset = 0,
-            .size = panels * Int8Panel::of(NR, n1, n2).words(),
-            .out = out,
-            .in = n1 + n2,
-            .panel = NR,
-            .n1 = n1};
+    return whole_panels_layout(NR, Int8Panel::of(NR, n1, n2).words(), out, n1, n2);
 }
 
 template <class Arch>

@@ -20,6 +20,13 @@ constexpr std::size_t tile_column(std::size_t c, std::size_t stride) {
     return c / PV * stride + c % PV * Blocking<Arch>::lanes;
 }
 
+/// A Linear of `out` features over n1 + n2 inputs in panels of nr features, the last one as
+/// wide as the others, `words` 32-bit words each.
+inline LinearLayout whole_panels_layout(std::size_t nr, std::size_t words, std::size_t out, std::size_t n1,
+                                        std::size_t n2) {
+    return {.offset = 0, .size = (out + nr - 1) / nr * words, .out = out, .in = n1 + n2, .panel = nr, .n1 = n1};
+}
+
 /// Which parts a range of inputs [k_begin, k_end) covers, k_begin 0 or n1 and k_end n1 or past
 /// the end: x1, x2, or both. Only a range from 0 may be empty, so that with no inputs y is the bias.
 struct Parts {

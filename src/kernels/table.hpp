@@ -182,5 +182,18 @@ PackedLayout module_layout(const Dims& d, LinearLayoutOf linear_layout) {
     return {scores, combine, combine.offset + combine.size};
 }
 
+/// A table's layout and pack entries from those of its Linear.
+template <auto linear_layout>
+PackedLayout module_layout_of(const Dims& d) {
+    return module_layout(d, linear_layout);
+}
+template <auto linear_layout, auto pack_linear>
+PackedLayout pack_module(const Dims& d, const WeightsView& w, float* packed) {
+    const PackedLayout l = module_layout(d, linear_layout);
+    pack_linear(l.scores, w.attn_weight, w.attn_bias, packed);
+    pack_linear(l.combine, w.combine_weight, w.combine_bias, packed);
+    return l;
+}
+
 } // namespace
 } // namespace myattn::detail
