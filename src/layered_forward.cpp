@@ -55,7 +55,9 @@ struct SharedSteps {
         });
     }
 
-    void softmax(float* row, std::size_t n) const { k.softmax(row, n); }
+    void softmax(float* s, std::size_t rows, std::size_t n) const {
+        for (std::size_t r = 0; r < rows; ++r) k.softmax(s + r * n, n);
+    }
 
     /// A V per sample streams best whole, one task per sample (kernels/weighted_sum.hpp), when
     /// there are samples enough to share out; otherwise, and for a V shared by the rows (read

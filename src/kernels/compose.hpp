@@ -13,8 +13,8 @@
 //   steps.linear(Layer, x, rows, y, ldy, Range inputs)
 //       the same sums over inputs [begin, end) only: from zero if begin is 0, else continuing
 //       those already in y; the bias added once end is the last input.
-//   steps.softmax(float* row, n)
-//       one row of scores, in place.
+//   steps.softmax(float* s, rows, n)
+//       the block's rows of n scores from s (n apart), in place.
 //   steps.weighted_sum(const WeightedSumOf<VT>& op)
 //       a[r, :] = sum_l w[r, l] V_r[l, :] for the block's rows, all columns; VT is the batch's
 //       V element type (float, or bfloat16 for the bf16 precision), so a Steps type takes each
@@ -58,7 +58,7 @@ void compose(Steps& steps, const Dims& d, const BatchOf<VT>& x, Range s, float* 
     const SplitRows qa{.x1 = Q, .ld1 = q, .n1 = q, .x2 = a, .ld2 = D, .n2 = D};
     float* y = x.output + s.begin * o;
     if constexpr (Steps::partial_inputs) steps.linear(Layer::combine, qa, rows, y, o, Range{0, q});
-    for (std::size_t r = 0; r < rows; ++r) steps.softmax(w + r * L, L);
+    steps.softmax(w, rows, L);
     steps.weighted_sum(WeightedSumOf<VT>{.rows = rows,
                                          .w = w,
                                          .ldw = L,

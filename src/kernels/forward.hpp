@@ -58,7 +58,11 @@ struct GroupSteps {
         else
             Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, lin, inputs.begin, inputs.end);
     }
-    void softmax(float* row, std::size_t n) { detail::softmax<Arch>(row, n); }
+    /// The group's rows side by side, MR at a time (AMX's groups are wider).
+    void softmax(float* s, std::size_t /*rows: M*/, std::size_t n) {
+        constexpr std::size_t MR = Blocking<Arch>::MR;
+        for (std::size_t m = 0; m < M; m += MR) detail::softmax_rows<Arch, (M < MR ? M : MR)>(s + m * n, n, n);
+    }
     /// A group wider than the register tile (AMX's 16 rows) runs the float kernels MR rows at a time.
     template <class VT>
     void weighted_sum(const WeightedSumOf<VT>& op) {

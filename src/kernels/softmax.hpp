@@ -59,29 +59,54 @@ inline vfloat<Arch> exp_nonpositive(vfloat<Arch> x) {
     return xsimd::select(x < x_min, vf(0.0f), er * two_n);
 }
 
-template <class Arch>
-void softmax(float* s, std::size_t n) {
+/// Softmax of M rows of n floats, ld apart, in place: the rows side by side, phase by phase, so
+/// that their chains of dependent steps overlap. Each row's steps are its own, so its values are
+/// those of the row alone (softmax, M = 1).
+template <class Arch, std::size_t M>
+void softmax_rows(float* s, std::size_t ld, std::size_t n) {
     using vf = vfloat<Arch>;
     constexpr std::size_t lanes = vf::size;
     constexpr float neg_inf = -std::numeric_limits<float>::infinity();
     const std::size_t full = n - n % lanes;
     const bool partial = full < n;
-    const vf tail = partial ? load_tail<Arch>(s + full, n - full, neg_inf) : vf(neg_inf);
-
-    vf vmax = tail;
-    for (std::size_t i = 0; i < full; i += lanes) vmax = xsimd::max(vmax, vf::load_unaligned(s + i));
-    const vf vm = all_lanes_max<Arch>(vmax);
-    const vf etail = partial ? exp_nonpositive<Arch>(tail - vm) : vf(0.0f);
-    vf vsum = etail;
-    for (std::size_t i = 0; i < full; i += lanes) {
-        const vf e = exp_nonpositive<Arch>(vf::load_unaligned(s + i) - vm);
-        e.store_unaligned(s + i);
-        vsum += e;
+    vf tail[M], vmax[M], vm[M], etail[M], vsum[M], scale[M];
+#pragma GCC unroll 16
+    for (std::size_t m = 0; m < M; ++m) {
+        tail[m] = partial ? load_tail<Arch>(s + m * ld + full, n - full, neg_inf) : vf(neg_inf);
+        vmax[m] = tail[m];
     }
-    // One division, then products: within 2 ulp of the quotient, as the oracle budgets.
-    const vf scale(1.0f / xsimd::hadd(vsum));
-    for (std::size_t i = 0; i < full; i += lanes) (vf::load_unaligned(s + i) * scale).store_unaligned(s + i);
-    if (partial) store_tail<Arch>(s + full, n - full, etail * scale);
+    for (std::size_t i = 0; i < full; i += lanes)
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m) vmax[m] = xsimd::max(vmax[m], vf::load_unaligned(s + m * ld + i));
+#pragma GCC unroll 16
+    for (std::size_t m = 0; m < M; ++m) {
+        vm[m] = all_lanes_max<Arch>(vmax[m]);
+        etail[m] = partial ? exp_nonpositive<Arch>(tail[m] - vm[m]) : vf(0.0f);
+        vsum[m] = etail[m];
+    }
+    for (std::size_t i = 0; i < full; i += lanes)
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m) {
+            const vf e = exp_nonpositive<Arch>(vf::load_unaligned(s + m * ld + i) - vm[m]);
+            e.store_unaligned(s + m * ld + i);
+            vsum[m] += e;
+        }
+        // One division, then products: within 2 ulp of the quotient, as the oracle budgets.
+#pragma GCC unroll 16
+    for (std::size_t m = 0; m < M; ++m) scale[m] = vf(1.0f / xsimd::hadd(vsum[m]));
+    for (std::size_t i = 0; i < full; i += lanes)
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m)
+            (vf::load_unaligned(s + m * ld + i) * scale[m]).store_unaligned(s + m * ld + i);
+    if (partial)
+#pragma GCC unroll 16
+        for (std::size_t m = 0; m < M; ++m) store_tail<Arch>(s + m * ld + full, n - full, etail[m] * scale[m]);
+}
+
+/// Softmax of one row of n floats, in place.
+template <class Arch>
+void softmax(float* s, std::size_t n) {
+    softmax_rows<Arch, 1>(s, n, n);
 }
 
 } // namespace
