@@ -54,6 +54,11 @@ struct Blocking {
     /// prefetchers, where running each column block down all L rows would not; `a` is reloaded
     /// once per window.
     static constexpr std::size_t window = 16 * 1024;
+    /// Samples whose V (one each) fits one window, with fewer columns than in_flight vectors,
+    /// are summed this many at a time, side by side (kernels/weighted_sum.hpp): one sample of
+    /// shape S on AVX-512 has 4 chains of 32 dependent FMAs, too few to fill the FMA pipes. 4
+    /// measured faster than 2 on Zen 5 (docs/tuning.md).
+    static constexpr std::size_t ws_samples = 4;
     /// Bytes of a shared V's strip the weighted sum copies at once, a block of rows of it, for
     /// every tile of rows to read in order (kernels/weighted_sum.hpp): half of the smallest L1
     /// of the targets, as KC's sliver.

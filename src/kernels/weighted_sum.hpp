@@ -27,10 +27,12 @@ namespace {
 
 /// M samples × NB whole vectors of columns, starting at the column V and a point to, over
 /// `rows` rows of V (ldv values apart, float or bfloat16; w points at the weight of the first):
-/// the sums start from 0, or resume from a (a later block of rows).
-template <class Arch, std::size_t M, std::size_t NB, class VT>
-void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t rows, std::size_t ldv, float* a,
-                       std::size_t lda, bool resume) {
+/// the sums start from 0, or resume from a (a later block of rows). The samples share one V,
+/// each row segment loaded once for all of them, or (EachV) each reads its own, v_stride
+/// values after the previous sample's.
+template <class Arch, std::size_t M, std::size_t NB, class VT, bool EachV = false>
+void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t v_stride, std::size_t rows,
+                       std::size_t ldv, float* a, std::size_t lda, bool resume) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes;
     vfloat<Arch> acc[M][NB];
 #pragma GCC unroll 16
@@ -40,11 +42,15 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t
             acc[m][c] = resume ? vfloat<Arch>::load_unaligned(a + m * lda + c * lanes) : vfloat<Arch>(0.0f);
     for (std::size_t l = 0; l < rows; ++l, V += ldv) {
         vfloat<Arch> v[NB];
+        if constexpr (!EachV)
 #pragma GCC unroll 16
-        for (std::size_t c = 0; c < NB; ++c) v[c] = load_values<Arch>(V + c * lanes);
+            for (std::size_t c = 0; c < NB; ++c) v[c] = load_values<Arch>(V + c * lanes);
 #pragma GCC unroll 16
         for (std::size_t m = 0; m < M; ++m) {
             const vfloat<Arch> wm(w[m * ldw + l]);
+            if constexpr (EachV)
+#pragma GCC unroll 16
+                for (std::size_t c = 0; c < NB; ++c) v[c] = load_values<Arch>(V + m * v_stride + c * lanes);
 #pragma GCC unroll 16
             for (std::size_t c = 0; c < NB; ++c) acc[m][c] = fmadd<Arch>(wm, v[c], acc[m][c]);
         }
@@ -56,15 +62,16 @@ void weighted_sum_tile(const float* w, std::size_t ldw, const VT* V, std::size_t
 }
 
 /// Whole-vector columns [col, end) over `rows` rows, NB vectors at a time, then the remainder
-/// with fewer.
-template <class Arch, std::size_t M, std::size_t NB, class VT>
-void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::size_t rows, std::size_t ldv, float* a,
-                          std::size_t lda, std::size_t col, std::size_t end, bool resume) {
+/// with fewer (weighted_sum_tile's V, shared or EachV).
+template <class Arch, std::size_t M, std::size_t NB, class VT, bool EachV = false>
+void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::size_t v_stride, std::size_t rows,
+                          std::size_t ldv, float* a, std::size_t lda, std::size_t col, std::size_t end, bool resume) {
     constexpr std::size_t step = NB * Blocking<Arch>::lanes;
     for (; col + step <= end; col += step)
-        weighted_sum_tile<Arch, M, NB>(w, ldw, V + col, rows, ldv, a + col, lda, resume);
+        weighted_sum_tile<Arch, M, NB, VT, EachV>(w, ldw, V + col, v_stride, rows, ldv, a + col, lda, resume);
     if constexpr (NB > 1)
-        if (col < end) weighted_sum_columns<Arch, M, NB - 1>(w, ldw, V, rows, ldv, a, lda, col, end, resume);
+        if (col < end)
+            weighted_sum_columns<Arch, M, NB - 1, VT, EachV>(w, ldw, V, v_stride, rows, ldv, a, lda, col, end, resume);
 }
 
 /// One step of the row stream (weighted_sum_stream), rows [0, R) of a column block: each sum
@@ -149,8 +156,8 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t
     const std::size_t full = d - d % B::lanes;
     const std::size_t block = M > 1 ? L : d * sizeof(VT) < B::window ? B::window / (d * sizeof(VT)) : 1;
     for (std::size_t l0 = 0; l0 < L; l0 += block)
-        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(w + l0, ldw, V + l0 * ldv, std::min(block, L - l0),
-                                                                    ldv, a, lda, 0, full, l0 != 0);
+        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(
+            w + l0, ldw, V + l0 * ldv, 0, std::min(block, L - l0), ldv, a, lda, 0, full, l0 != 0);
     weighted_sum_tail(M, w, ldw, V, L, d, ldv, full, a, lda);
 }
 
@@ -177,11 +184,25 @@ void weighted_sum_packed(const float* w, std::size_t ldw, const VT* V, std::size
             for (std::size_t r = 0; r < rows; r += MR)
                 with_size<MR>(rows - r, [&]<std::size_t M>(std::integral_constant<std::size_t, M>) {
                     weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(
-                        w + r * ldw + l0, ldw, packed, n, strip, a + r * lda + c0, lda, 0, width, l0 != 0);
+                        w + r * ldw + l0, ldw, packed, 0, n, strip, a + r * lda + c0, lda, 0, width, l0 != 0);
                 });
         }
     }
     weighted_sum_tail(rows, w, ldw, V, L, d, ldv, full, a, lda);
+}
+
+/// Samples [0, G) of op's rows, each with its own V (v_stride values apart) of at most one
+/// window, all L rows at once: each sample's sums are the chains of one sample alone, G samples'
+/// side by side, so that more chains are in flight than one sample's columns give (S: 4).
+template <class Arch, std::size_t G, class VT>
+void weighted_sum_each(const float* w, std::size_t ldw, const VT* V, std::size_t v_stride, std::size_t L, std::size_t n,
+                       std::size_t ldv, float* a, std::size_t lda) {
+    using B = Blocking<Arch>;
+    constexpr std::size_t NB = B::MR * B::nr_vectors / G > 0 ? B::MR * B::nr_vectors / G : 1;
+    const std::size_t full = n - n % B::lanes;
+    weighted_sum_columns<Arch, G, NB, VT, true>(w, ldw, V, v_stride, L, ldv, a, lda, 0, full, false);
+    for (std::size_t m = 0; m < G; ++m)
+        weighted_sum_tail(1, w + m * ldw, ldw, V + m * v_stride, L, n, ldv, full, a + m * lda, lda);
 }
 
 /// Columns [c.begin, c.end) of op: a block of V's columns, its rows op.d values apart. A shared
@@ -192,7 +213,15 @@ void weighted_sum(const WeightedSumOf<VT>& op, Range c) {
     const VT* V = op.V + c.begin;
     float* a = op.a + c.begin;
     if (op.v_stride != 0) {
-        for (std::size_t r = 0; r < op.rows; ++r)
+        using B = Blocking<Arch>;
+        constexpr std::size_t G = B::ws_samples;
+        std::size_t r = 0;
+        // Side by side where one sample's columns are fewer vectors than chains in flight.
+        if (op.L * op.d * sizeof(VT) <= B::window && n < B::in_flight * B::lanes)
+            for (; r + G <= op.rows; r += G)
+                weighted_sum_each<Arch, G>(op.w + r * ldw, ldw, V + r * op.v_stride, op.v_stride, op.L, n, op.d,
+                                           a + r * lda, lda);
+        for (; r < op.rows; ++r)
             weighted_sum_rows<Arch, 1>(op.w + r * ldw, ldw, V + r * op.v_stride, op.L, n, op.d, a + r * lda, lda);
         return;
     }
