@@ -54,6 +54,10 @@ struct Blocking {
     /// prefetchers, where running each column block down all L rows would not; `a` is reloaded
     /// once per window.
     static constexpr std::size_t window = 16 * 1024;
+    /// Softmax rows a fused group runs side by side (kernels/softmax.hpp). Four, not a whole
+    /// group of 8: the code for 8 rows at once took 43 s more to compile per AVX-512 kernel
+    /// set under the sanitizers (docs/tuning.md).
+    static constexpr std::size_t softmax_rows = 4;
     /// Samples whose V (one each) fits one window, with fewer columns than in_flight vectors,
     /// are summed this many at a time, side by side (kernels/weighted_sum.hpp): one sample of
     /// shape S on AVX-512 has 4 chains of 32 dependent FMAs, too few to fill the FMA pipes. 4
