@@ -55,8 +55,8 @@ struct Blocking {
     /// once per window.
     static constexpr std::size_t window = 16 * 1024;
     /// Softmax rows a fused group runs side by side (kernels/softmax.hpp). Four, not a whole
-    /// group of 8: the code for 8 rows at once took 43 s more to compile per AVX-512 kernel
-    /// set under the sanitizers (docs/tuning.md).
+    /// group of 8: as fast, and the code for 8 rows at once compiled far slower under the
+    /// sanitizers (docs/tuning.md).
     static constexpr std::size_t softmax_rows = 4;
     /// Samples whose V (one each) fits one window, with fewer columns than in_flight vectors,
     /// are summed this many at a time, side by side (kernels/weighted_sum.hpp): one sample of

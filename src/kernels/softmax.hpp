@@ -84,14 +84,15 @@ void softmax_rows(float* s, std::size_t ld, std::size_t n) {
         etail[m] = partial ? exp_nonpositive<Arch>(tail[m] - vm[m]) : vf(0.0f);
         vsum[m] = etail[m];
     }
-    for (std::size_t i = 0; i < full; i += lanes)
+    for (std::size_t i = 0; i < full; i += lanes) {
 #pragma GCC unroll 16
         for (std::size_t m = 0; m < M; ++m) {
             const vf e = exp_nonpositive<Arch>(vf::load_unaligned(s + m * ld + i) - vm[m]);
             e.store_unaligned(s + m * ld + i);
             vsum[m] += e;
         }
-        // One division, then products: within 2 ulp of the quotient, as the oracle budgets.
+    }
+    // One division, then products: within 2 ulp of the quotient, as the oracle budgets.
 #pragma GCC unroll 16
     for (std::size_t m = 0; m < M; ++m) scale[m] = vf(1.0f / xsimd::hadd(vsum[m]));
     for (std::size_t i = 0; i < full; i += lanes)
