@@ -172,11 +172,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t B = b % 32 == 31 ? 16 + in.u8() % 48 : b % 6; // now and then enough for several tiles
     const bool shared_k = in.u8() % 3 == 0, shared_v = in.u8() % 3 == 0;
     const std::size_t q = d.query_size, k = d.key_size, L = d.value_size1, dv = d.value_size2, o = d.output_size;
-    const bool mess = in.u8() % 2 == 0; // half the calls get wrong shapes, half only bad pointers
-    const Shape sq = shape(in, {B, 1, q}, mess);
-    const Shape sk = shape(in, {shared_k ? 1 : B, 1, k}, mess);
-    const Shape sv = shape(in, {shared_v ? 1 : B, L, dv}, mess);
-    const Shape so = shape(in, {B, 1, o}, mess);
+    const std::uint8_t how_shaped = in.u8();
+    const bool mess = how_shaped % 2 == 0;        // half the calls get wrong shapes, half only bad pointers
+    const bool article = how_shaped / 2 % 4 == 0; // one in four starts from the article's layout
+    const std::size_t kb = shared_k ? 1 : B;
+    const Shape sq = article ? shape(in, {1, B, q}, mess) : shape(in, {B, 1, q}, mess);
+    const Shape sk = article ? shape(in, {1, kb, k}, mess) : shape(in, {kb, 1, k}, mess);
+    const Shape sv = shape(in, {shared_v || article ? 1 : B, L, dv}, mess);
+    const Shape so = article ? shape(in, {1, B, o}, mess) : shape(in, {B, 1, o}, mess);
     const Shape sw = shape(in, {B, L}, mess);
 
     // Values from a small generator seeded by the input, then a few chosen by it (NaN, inf...).
@@ -193,11 +196,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                  pw = place(in, arena, cursor, sw);
 
     // Is the call valid? Every rule of the contract, written out independently of the library.
+    // Two layouts: batch first (Q [B,1,q]), and the article's (Q [1,B,q], V shared), which a Q
+    // whose middle extent is not 1 selects.
     bool valid = sq.rank() == 3 && sk.rank() == 3 && sv.rank() == 3 && so.rank() == 3 && sw.rank() == 2;
     std::size_t batch = 0;
-    if (valid) {
+    if (valid && sq[1] != 1) {
+        batch = sq[1];
+        valid = sq[0] == 1 && sq[2] == q && sk[0] == 1 && (sk[1] == batch || sk[1] == 1) && sk[2] == k &&
+                sv == Shape{1, L, dv} && so == Shape{1, batch, o} && sw == Shape{batch, L};
+    } else if (valid) {
         batch = sq[0];
-        valid = sq[1] == 1 && sq[2] == q && (sk[0] == batch || sk[0] == 1) && sk[1] == 1 && sk[2] == k &&
+        valid = sq[2] == q && (sk[0] == batch || sk[0] == 1) && sk[1] == 1 && sk[2] == k &&
                 (sv[0] == batch || sv[0] == 1) && sv[1] == L && sv[2] == dv && so == Shape{batch, 1, o} &&
                 sw == Shape{batch, L};
     }
