@@ -1,6 +1,6 @@
-// The Catch2 main shared by every test file. When MYATTN_ISA names an ISA this CPU cannot run,
-// the whole binary reports "skipped" (exit 77, ctest's SKIP_RETURN_CODE) instead of failing:
-// ctest registers one run per compiled ISA, and not every CPU runs all of them.
+// The Catch2 main, compiled once and linked into every test binary. When MYATTN_ISA names an ISA
+// this CPU cannot run, the whole binary reports "skipped" (exit 77, ctest's SKIP_RETURN_CODE)
+// instead of failing: ctest registers one run per compiled ISA, and not every CPU runs all of them.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <cstdio>

@@ -1,6 +1,5 @@
 // forward into caller buffers allocates nothing once a thread has run it: counted by replacing
 // the global operator new in this test executable (and only in it).
-#define CATCH_CONFIG_MAIN
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
