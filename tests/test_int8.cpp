@@ -236,6 +236,27 @@ TEST_CASE("int8: a part of tiny inputs, whose 1 / scale would overflow, is the r
     }
 }
 
+TEST_CASE("int8: a row of tiny subnormal weights gets the smallest normal scale and the reference's bits",
+          "[int8][each_isa]") {
+    // max |w| / 127 of these rounds to 0; a zero scale would leave 0 / 0 to convert to a byte.
+    const float tiny[] = {1e-45f, -3e-45f, 0.0f, 1e-45f};
+    REQUIRE(detail::weight_scale(tiny, 4) == std::numeric_limits<float>::min());
+    FOR_EACH_KERNELS(t, int8_only) {
+        const std::size_t out = t.nr + 3, n1 = 13, n2 = 7, rows = t.mr + 1, n = n1 + n2;
+        std::mt19937_64 rng(11);
+        std::vector<float> W = normal(rng, out * n);
+        const std::vector<float> b = normal(rng, out), x1 = normal(rng, rows * n1), x2 = normal(rng, rows * n2);
+        for (std::size_t j = 0; j < out; j += 3) // every third feature's row
+            for (std::size_t i = 0; i < n; ++i) W[j * n + i] = tiny[i % 4];
+        const auto [y, want] = run_and_reference(t, W, b, out, x1, n1, x2, n2, rows);
+        for (std::size_t i = 0; i < y.size(); ++i) {
+            CAPTURE(i, y[i], want[i]);
+            REQUIRE(same_bits(y[i], want[i]));
+            REQUIRE(std::isfinite(y[i]));
+        }
+    }
+}
+
 #if defined(__x86_64__)
 namespace {
 

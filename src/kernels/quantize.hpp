@@ -1,9 +1,9 @@
 // The int8 scheme: what the int8 kernels of every ISA and the scalar reference compute, in one
 // place, so that their results are the same bits (docs/accuracy.md says what it costs).
 //
-// - Weights: int8, symmetric, one scale per output feature (max |W_j| / 127), quantized once at
-//   construction; each feature keeps the sum of its int8 weights over each part of the input
-//   row, for the zero-point correction.
+// - Weights: int8, symmetric, one scale per output feature (max |W_j| / 127, at least the
+//   smallest normal float), quantized once at construction; each feature keeps the sum of its
+//   int8 weights over each part of the input row, for the zero-point correction.
 // - Activations: each part of a Linear's input row [x1; x2] ([Q; K], [Q; a]) is quantized on its
 //   own, per sample, at each call: unsigned, asymmetric, over [min(x, 0), max(x, 0)] in `levels`
 //   steps (a scale of at least the smallest normal float) with an integer zero point. So a
@@ -95,7 +95,9 @@ inline RowQuant quantize_row(const float* x, std::size_t n, int levels, std::uin
 }
 
 /// The scale of output feature j's int8 weights: max |W_j| / 127 (1 for an all-zero row; NaN
-/// for a row with a non-finite weight, which then makes that feature's outputs NaN).
+/// for a row with a non-finite weight, which then makes that feature's outputs NaN). As for the
+/// activations, at least the smallest normal float: max |W_j| / 127 of a row of tiny subnormal
+/// weights rounds to 0, and w / 0 has no byte (such rows, below about 1e-36, get fewer steps).
 inline float weight_scale(const float* row, std::size_t n) {
     float m = 0.0f, poison = 0.0f;
     for (std::size_t i = 0; i < n; ++i) {
@@ -103,7 +105,9 @@ inline float weight_scale(const float* row, std::size_t n) {
         m = a > m ? a : m;
         poison += row[i] * 0.0f;
     }
-    return (m == 0.0f ? 1.0f : m / static_cast<float>(weight_levels)) + poison;
+    float scale = m == 0.0f ? 1.0f : m / static_cast<float>(weight_levels);
+    if (scale < std::numeric_limits<float>::min()) scale = std::numeric_limits<float>::min();
+    return scale + poison;
 }
 
 /// round(w / scale), within [-127, 127] (0 where the scale is NaN).
