@@ -124,8 +124,10 @@ Placed place(Bytes& in, std::vector<float>& arena, std::size_t& cursor, const Sh
     return {arena.data() + at, *n};
 }
 
-bool overlap(const Placed& a, const Placed& b) {
-    return a.floats != 0 && b.floats != 0 && a.data < b.data + b.floats && b.data < a.data + a.floats;
+/// Whether a's first na bytes and b's first nb overlap.
+bool overlap(const void* a, std::size_t na, const void* b, std::size_t nb) {
+    const auto *x = static_cast<const char*>(a), *y = static_cast<const char*>(b);
+    return na != 0 && nb != 0 && x < y + nb && y < x + na;
 }
 
 } // namespace
@@ -165,12 +167,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
 
+    // One byte picks the kernels: the ISA and the precision.
+    const std::uint8_t kernels = in.u8();
     const std::vector<Isa> isas = runnable_isas();
-    const MyAttn attn(std::move(*params), isas[in.u8() % isas.size()]);
+    const Precision precision = precisions()[kernels / 16 % precisions().size()];
+    const MyAttn attn(std::move(*params), isas[kernels % isas.size()], precision);
 
     const std::uint8_t b = in.u8();
     const std::size_t B = b % 32 == 31 ? 16 + in.u8() % 48 : b % 6; // now and then enough for several tiles
-    const bool shared_k = in.u8() % 3 == 0, shared_v = in.u8() % 3 == 0;
+    const bool shared_k = in.u8() % 3 == 0;
+    const std::uint8_t how_v = in.u8();
+    const bool shared_v = how_v % 3 == 0;
+    const bool bf16_v = how_v / 3 % 4 == 0; // whatever the precision: only bf16 takes one
     const std::size_t q = d.query_size, k = d.key_size, L = d.value_size1, dv = d.value_size2, o = d.output_size;
     const std::uint8_t how_shaped = in.u8();
     const bool mess = how_shaped % 2 == 0;        // half the calls get wrong shapes, half only bad pointers
@@ -194,6 +202,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Placed pq = place(in, arena, cursor, sq), pk = place(in, arena, cursor, sk),
                  pv = place(in, arena, cursor, sv), po = place(in, arena, cursor, so),
                  pw = place(in, arena, cursor, sw);
+    // A bf16 V takes the first half of its place: its floats rounded to bf16, front to back (each
+    // write lands at or before the float it comes from, which has been read).
+    const auto* v16 = reinterpret_cast<const bfloat16*>(pv.data);
+    for (std::size_t i = 0; bf16_v && i < pv.floats; ++i) {
+        const bfloat16 h = to_bfloat16(pv.data[i]);
+        std::memcpy(reinterpret_cast<char*>(pv.data) + i * sizeof h, &h, sizeof h);
+    }
 
     // Is the call valid? Every rule of the contract, written out independently of the library.
     // Two layouts: batch first (Q [B,1,q]), and the article's (Q [1,B,q], V shared), which a Q
@@ -210,6 +225,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 (sv[0] == batch || sv[0] == 1) && sv[1] == L && sv[2] == dv && so == Shape{batch, 1, o} &&
                 sw == Shape{batch, L};
     }
+    if (bf16_v && precision != Precision::bf16) valid = false;
     const Shape* shapes[] = {&sq, &sk, &sv, &so, &sw};
     const Placed* placed[] = {&pq, &pk, &pv, &po, &pw};
     for (int i = 0; i < 5 && valid; ++i) {
@@ -221,14 +237,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         else if (*n != 0 && placed[i]->floats == 0)
             return 0; // valid but larger than the arena: cannot back it
     }
+    // Outputs may not overlap any input or each other, byte for byte (a bf16 V is half as long).
+    const auto bytes = [&](const Placed* t) {
+        return t->floats * (t == &pv && bf16_v ? sizeof(bfloat16) : sizeof(float));
+    };
     if (valid)
         for (const Placed* out : {&po, &pw})
             for (const Placed* other : {&pq, &pk, &pv, &pw})
-                if (out != other && overlap(*out, *other)) valid = false;
+                if (out != other && overlap(out->data, bytes(out), other->data, bytes(other))) valid = false;
 
     const std::vector<float> before = arena;
+    const auto call = [&] {
+        if (bf16_v)
+            attn.forward({pq.data, sq}, {pk.data, sk}, TensorView<const bfloat16>{v16, sv}, {po.data, so},
+                         {pw.data, sw});
+        else
+            attn.forward({pq.data, sq}, {pk.data, sk}, {pv.data, sv}, {po.data, so}, {pw.data, sw});
+    };
     try {
-        attn.forward({pq.data, sq}, {pk.data, sk}, {pv.data, sv}, {po.data, so}, {pw.data, sw});
+        call();
         if (!valid) violated("forward accepted an invalid call");
     } catch (const ShapeError&) {
         if (valid) violated("forward refused a valid call (ShapeError)");
@@ -254,7 +281,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The owning overload agrees bit for bit (only for batches it can allocate: it sizes its
     // results from Q's shape before validating; see docs/contract.md).
     if (batch <= 64) {
-        const ForwardResult r = attn.forward({pq.data, sq}, {pk.data, sk}, {pv.data, sv});
+        const ForwardResult r = bf16_v ? attn.forward({pq.data, sq}, {pk.data, sk}, TensorView<const bfloat16>{v16, sv})
+                                       : attn.forward({pq.data, sq}, {pk.data, sk}, {pv.data, sv});
         if (r.output.size() != po.floats || r.attn_weights.size() != pw.floats ||
             (po.floats && std::memcmp(r.output.data(), po.data, po.floats * sizeof(float)) != 0) ||
             (pw.floats && std::memcmp(r.attn_weights.data(), pw.data, pw.floats * sizeof(float)) != 0))
