@@ -79,6 +79,15 @@ Run run_and_reference(const detail::KernelTable& t, const std::vector<float>& W,
     return r;
 }
 
+/// Every output finite and the reference's bits.
+void require_finite_reference_bits(const Run& r) {
+    for (std::size_t i = 0; i < r.y.size(); ++i) {
+        CAPTURE(i, r.y[i], r.want[i]);
+        REQUIRE(same_bits(r.y[i], r.want[i]));
+        REQUIRE(std::isfinite(r.y[i]));
+    }
+}
+
 } // namespace
 
 TEST_CASE("int8: every kernel set's Linear is the reference's bits, every edge tile, split or blocked",
@@ -227,12 +236,7 @@ TEST_CASE("int8: a part of tiny inputs, whose 1 / scale would overflow, is the r
         std::vector<float> x1 = normal(rng, rows * n1), x2 = normal(rng, rows * n2);
         for (std::size_t i = 0; i < x1.size(); ++i)
             x1[i] *= i % 7 == 0 ? 0.0f : i % 3 == 0 ? 1e-40f : i % 3 == 1 ? 3e-38f : 1e-38f;
-        const auto [y, want] = run_and_reference(t, W, b, out, x1, n1, x2, n2, rows);
-        for (std::size_t i = 0; i < y.size(); ++i) {
-            CAPTURE(i, y[i], want[i]);
-            REQUIRE(same_bits(y[i], want[i]));
-            REQUIRE(std::isfinite(y[i]));
-        }
+        require_finite_reference_bits(run_and_reference(t, W, b, out, x1, n1, x2, n2, rows));
     }
 }
 
@@ -248,12 +252,7 @@ TEST_CASE("int8: a row of tiny subnormal weights gets the smallest normal scale 
         const std::vector<float> b = normal(rng, out), x1 = normal(rng, rows * n1), x2 = normal(rng, rows * n2);
         for (std::size_t j = 0; j < out; j += 3) // every third feature's row
             for (std::size_t i = 0; i < n; ++i) W[j * n + i] = tiny[i % 4];
-        const auto [y, want] = run_and_reference(t, W, b, out, x1, n1, x2, n2, rows);
-        for (std::size_t i = 0; i < y.size(); ++i) {
-            CAPTURE(i, y[i], want[i]);
-            REQUIRE(same_bits(y[i], want[i]));
-            REQUIRE(std::isfinite(y[i]));
-        }
+        require_finite_reference_bits(run_and_reference(t, W, b, out, x1, n1, x2, n2, rows));
     }
 }
 
