@@ -209,10 +209,12 @@ TEST_CASE("bf16: weighted sum of a bf16 V is bitwise the f32 one of the same val
         const detail::KernelTable& f = f32_kernels(isa);
         REQUIRE(t.weighted_sum_bf16v != nullptr);
         REQUIRE(f.weighted_sum_bf16v == nullptr);
-        // Tails of every width, windows of rows (1030 values: rows not whole lines), and rows
+        // Tails of every width, windows of rows (1030 values: rows not whole lines; 300 values:
+        // 40 rows span two windows, the second's sums resuming from the first's), and rows
         // streamed (1024 values and more, whole lines), four side by side and the rest one by one.
-        for (auto [L, d] :
-             {std::pair<std::size_t, std::size_t>{7, 1}, {33, 19}, {5, 64}, {130, 47}, {3, 1030}, {9, 1024}, {2, 2080}})
+        constexpr std::pair<std::size_t, std::size_t> sizes[] = {{7, 1},    {33, 19},  {5, 64},   {130, 47},
+                                                                 {40, 300}, {3, 1030}, {9, 1024}, {2, 2080}};
+        for (auto [L, d] : sizes)
             for (std::size_t shift : {0, 3}) // bf16s past a 64-byte boundary
                 for (std::size_t rows : {std::size_t(1), t.mr + 1}) {
                     CAPTURE(L, d, shift, rows);
