@@ -2,7 +2,18 @@
 // against the transposed nn.Linear weights, and per sample a row-wise softmax and a
 // vector-matrix product over V (Eigen has no batched GEMM). Eigen threads its GEMMs with
 // OpenMP (setNbThreads); the per-sample loop is shared over the same threads with an OpenMP
-// loop. This file is compiled for AVX-512 (bench/CMakeLists.txt), as `-march=native` would here.
+// loop. On x86 this file is built twice, for AVX-512 and for AVX2 (bench/CMakeLists.txt), and
+// each build renames Eigen's namespace after its ISA: their template instances are then distinct
+// symbols, never one weak symbol with two encodings (the ODR trap of docs/platforms.md).
+#if defined(MYATTN_EIGEN_AVX512)
+#define Eigen EigenAvx512
+#define MYATTN_EIGEN_FACTORY make_eigen_avx512_peer
+#elif defined(MYATTN_EIGEN_AVX2)
+#define Eigen EigenAvx2
+#define MYATTN_EIGEN_FACTORY make_eigen_avx2_peer
+#else
+#define MYATTN_EIGEN_FACTORY make_eigen_peer
+#endif
 #include <Eigen/Core>
 
 #include "peers/peer.hpp"
@@ -57,6 +68,6 @@ class EigenPeer final : public Peer {
 
 } // namespace
 
-std::unique_ptr<Peer> make_eigen_peer(const PeerProblem& problem) { return std::make_unique<EigenPeer>(problem); }
+std::unique_ptr<Peer> MYATTN_EIGEN_FACTORY(const PeerProblem& problem) { return std::make_unique<EigenPeer>(problem); }
 
 } // namespace myattn_bench

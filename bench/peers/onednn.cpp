@@ -18,8 +18,9 @@
 //   scale (a 1 × 1 tensor) and + a per-feature shift, bias − scale × zero point × the feature's
 //   sum of int8 weights (the zero point folded out, as fbgemm folds it), both filled per call.
 //   That also keeps the bias in float32 (oneDNN 2.6 adds a matmul's own bias before the output
-//   scales). The full u8 range is used (PyTorch's fbgemm keeps 7 bits against vpmaddubsw's
-//   saturation; oneDNN's VNNI and AMX kernels do not saturate).
+//   scales). The full u8 range is used where oneDNN's kernels have VNNI or AMX, which do not
+//   saturate; without, its vpmaddubsw kernels saturate their 16-bit pair sums of 8-bit
+//   activations (oneDNN's int8 guidance), so there they get 7 bits, as PyTorch's fbgemm keeps.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <omp.h>
@@ -44,6 +45,24 @@ using dt = memory::data_type;
 using dim = memory::dim;
 
 enum class Linears { f32, bf16, int8 };
+
+// The u8 activations' largest level: 255 where oneDNN's int8 kernels have VNNI or AMX, else 127
+// (the header comment).
+float activation_top() {
+#if defined(__x86_64__)
+    switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+    case dnnl::cpu_isa::avx2_vnni:
+        return 255;
+    default:
+        return 127;
+    }
+#else
+    return 255;
+#endif
+}
 
 class OnednnPeer final : public Peer {
   public:
@@ -156,12 +175,13 @@ class OnednnPeer final : public Peer {
         const memory inv_scale({{1}, dt::f32, tag::a}, engine_), zero_point({{1}, dt::s32, tag::a}, engine_),
             x_scale({{1, 1}, dt::f32, tag::ab}, engine_), shift({{1, out}, dt::f32, tag::ab}, engine_);
         std::vector<float> b(bias, bias + out);
-        steps_.push_back([this, lo, hi, inv_scale, zero_point, x_scale, shift, w_scale, w_sum, b] {
+        const float top = activation_top();
+        steps_.push_back([this, lo, hi, inv_scale, zero_point, x_scale, shift, w_scale, w_sum, b, top] {
             stream_.wait(); // the reductions' results are read here
             const float low = std::min(0.f, *static_cast<float*>(lo.get_data_handle())),
                         high = std::max(0.f, *static_cast<float*>(hi.get_data_handle()));
-            const float scale = high > low ? (high - low) / 255 : 1;
-            const float zp = std::clamp(std::nearbyint(-low / scale), 0.f, 255.f);
+            const float scale = high > low ? (high - low) / top : 1;
+            const float zp = std::clamp(std::nearbyint(-low / scale), 0.f, top);
             *static_cast<float*>(inv_scale.get_data_handle()) = 1 / scale;
             *static_cast<std::int32_t*>(zero_point.get_data_handle()) = std::int32_t(zp);
             *static_cast<float*>(x_scale.get_data_handle()) = scale;
@@ -210,6 +230,21 @@ std::unique_ptr<Peer> make_onednn_bf16_peer(const PeerProblem& problem) {
 }
 std::unique_ptr<Peer> make_onednn_int8_peer(const PeerProblem& problem) {
     return std::make_unique<OnednnPeer>(problem, Linears::int8);
+}
+
+bool onednn_bf16_runs() {
+    // oneDNN 2.6 has bf16 matmuls from AVX-512 on: ask once for a tiny one.
+    static const bool runs = [] {
+        const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+        try {
+            dnnl::matmul::primitive_desc(
+                {{{1, 2}, dt::bf16, tag::ab}, {{2, 2}, dt::bf16, tag::ab}, {{1, 2}, dt::f32, tag::ab}}, engine);
+        } catch (const dnnl::error&) {
+            return false;
+        }
+        return true;
+    }();
+    return runs;
 }
 
 } // namespace myattn_bench

@@ -47,9 +47,17 @@ std::vector<PeerInfo> available_peers();
 std::unique_ptr<Peer> make_onednn_peer(const PeerProblem& problem);
 std::unique_ptr<Peer> make_onednn_bf16_peer(const PeerProblem& problem);
 std::unique_ptr<Peer> make_onednn_int8_peer(const PeerProblem& problem);
+/// Whether this CPU runs oneDNN's bf16 matmul.
+bool onednn_bf16_runs();
 #endif
 #ifdef MYATTN_BENCH_EIGEN
+#if defined(__x86_64__)
+// eigen.cpp built for each (bench/CMakeLists.txt).
+std::unique_ptr<Peer> make_eigen_avx512_peer(const PeerProblem& problem);
+std::unique_ptr<Peer> make_eigen_avx2_peer(const PeerProblem& problem);
+#else
 std::unique_ptr<Peer> make_eigen_peer(const PeerProblem& problem);
+#endif
 #endif
 
 } // namespace myattn_bench
