@@ -234,7 +234,7 @@ void run(const KernelTable& kernels, const Dims& dims, const PackedLayout& layou
     if (by_features || (plan.layered && B > kernels.mr)) {
         const detail::ForwardPlan p = by_features ? detail::plan_by_features(B) : plan;
         return detail::layered_forward(kernels, dims, layout, packed, batch, p, threads,
-                                       thread_scratch(detail::layered_scratch_size(dims, p, B)));
+                                       thread_scratch(detail::layered_scratch_size(dims, p, B, kernels.mr, threads)));
     }
     // A batch of at most one group is one tile: no cache arithmetic, no division (S at B = 1).
     const std::size_t rows = B <= kernels.mr ? B : detail::rows_per_tile(dims, B, kernels.mr, threads);

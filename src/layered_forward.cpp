@@ -85,8 +85,16 @@ struct SharedSteps {
 
 } // namespace
 
-std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::size_t B) {
-    return std::min(plan.mc, B) * d.value_size2;
+std::size_t block_per_thread(std::size_t B, std::size_t mc, std::size_t mr, std::size_t threads) {
+    const std::size_t planned = (B + mc - 1) / mc;
+    if (threads < 2 || planned < threads) return 0;
+    const std::size_t blocks = (planned + threads - 1) / threads * threads;
+    return ((B + blocks - 1) / blocks + mr - 1) / mr * mr;
+}
+
+std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::size_t B, std::size_t mr,
+                                 std::size_t threads) {
+    return (block_per_thread(B, plan.mc, mr, threads) != 0 ? B : std::min(plan.mc, B)) * d.value_size2;
 }
 
 namespace {
@@ -94,7 +102,18 @@ namespace {
 template <class VT>
 void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x,
              const ForwardPlan& plan, std::size_t threads, float* a) {
-    SharedSteps steps{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = threads};
+#ifdef MYATTN_WITH_TBB
+    // Whole blocks per thread, each with its own rows of `a`: no fork and join per layer.
+    if (const std::size_t mc = block_per_thread(x.B, plan.mc, k.mr, threads)) {
+        const SharedSteps steps{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = 1};
+        for_each_task((x.B + mc - 1) / mc, threads, [&](std::size_t i) {
+            const Range s{i * mc, std::min(x.B, (i + 1) * mc)};
+            compose(steps, d, x, s, a + s.begin * d.value_size2);
+        });
+        return;
+    }
+#endif
+    const SharedSteps steps{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = threads};
     for (std::size_t s0 = 0; s0 < x.B; s0 += plan.mc) compose(steps, d, x, {s0, std::min(x.B, s0 + plan.mc)}, a);
 }
 

@@ -343,7 +343,8 @@ TEST_CASE("bf16: a bf16 V gives the float V's bits through MyAttn and the layere
                 for (int threads : {1, 2}) {
                     CAPTURE(threads);
                     std::vector<float> o(want.output.size()), a(want.attn_weights.size());
-                    std::vector<float> s(detail::layered_scratch_size(d, plan, B));
+                    std::vector<float> s(
+                        detail::layered_scratch_size(d, plan, B, t.mr, static_cast<std::size_t>(threads)));
                     auto run = [&] {
                         detail::layered_forward(t, d, layout, packed.data(),
                                                 {B, x.Q.data(), x.K.data(), Vb.data(), ks, vs, o.data(), a.data()},

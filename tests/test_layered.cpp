@@ -30,6 +30,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 constexpr detail::CacheSizes zen4{.l1d = 32 * 1024, .l2 = 1024 * 1024, .l3 = 32 * 1024 * 1024};
+constexpr detail::CacheSizes zen3{.l1d = 32 * 1024, .l2 = 512 * 1024, .l3 = 32 * 1024 * 1024};
 constexpr detail::CacheSizes emerald_rapids{.l1d = 48 * 1024, .l2 = 2048 * 1024, .l3 = 260 * 1024 * 1024};
 
 /// Runs `body` on `threads` threads (or on this one without TBB).
@@ -87,6 +88,10 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
         CHECK_FALSE(plan_forward(detail::shape_S, c, 8, 32).layered);
         CHECK_FALSE(plan_forward(detail::shape_T, c, 8, 32).layered);
     }
+    // With half of that L2 (Zen 3), T's weights no longer fit beside a group's rows: layered.
+    const detail::ForwardPlan t3 = plan_forward(detail::shape_T, zen3, 6, 16);
+    CHECK(t3.layered);
+    CHECK(detail::to_string(t3) == "layered: MC 42, NC 96, KC 640");
     // The fused kernels' blocking comes from the same caches: KC as the layered path's, the next
     // group's V requested only while it fits in a quarter of L2.
     const detail::FusedBlocking fz = plan_forward(detail::shape_T, zen4, 8, 32).fused();
@@ -109,6 +114,29 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     // The feature split keeps the kernels' own blocking.
     CHECK(detail::plan_by_features(3).fused().kc == 0);
     CHECK(detail::plan_by_features(3).fused().prefetch_limit == 0);
+}
+
+TEST_CASE("layered: threads take whole blocks when the plan has one for each, evened out", "[plan]") {
+    using detail::block_per_thread;
+    CHECK(block_per_thread(1024, 42, 6, 1) == 0);   // one thread: nothing to share
+    CHECK(block_per_thread(42, 42, 6, 2) == 0);     // one block of MC: the threads share its layers
+    CHECK(block_per_thread(43, 42, 6, 2) == 24);    // two: 24 + 19
+    CHECK(block_per_thread(64, 42, 6, 2) == 36);    // 36 + 28, not 42 + 22
+    CHECK(block_per_thread(1024, 42, 6, 2) == 42);  // 25 blocks of at most MC, made 26
+    CHECK(block_per_thread(1000, 80, 8, 16) == 0);  // 13 blocks for 16 threads
+    CHECK(block_per_thread(4096, 80, 8, 16) == 64); // 52 blocks, made 64
+    for (std::size_t B : {24, 65, 300, 1024, 4097})
+        for (std::size_t threads : {2, 3, 16}) {
+            CAPTURE(B, threads);
+            const std::size_t m = block_per_thread(B, 40, 8, threads);
+            if ((B + 39) / 40 < threads) {
+                CHECK(m == 0);
+                continue;
+            }
+            CHECK(m % 8 == 0);
+            CHECK(m <= 40);
+            CHECK((B + m - 1) / m >= threads);
+        }
 }
 
 TEST_CASE("layered: blocked Linear at out = 1030, in = 2051 gives the per-group bits", "[layered][linear][each_isa]") {
@@ -176,7 +204,7 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
             for (const auto& [plan, threads] : runs) {
                 CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
                 std::vector<float> o(out.size()), a(weights.size());
-                std::vector<float> s(detail::layered_scratch_size(d, plan, B));
+                std::vector<float> s(detail::layered_scratch_size(d, plan, B, t.mr, static_cast<std::size_t>(threads)));
                 on_threads(threads, [&] {
                     detail::layered_forward(t, d, w.layout, w.weights.data(), batch(o, a), plan,
                                             static_cast<std::size_t>(threads), s.data());
