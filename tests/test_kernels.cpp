@@ -307,12 +307,12 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
 
 TEST_CASE("kernels: weighted sum of wide rows (streamed), any alignment, any column block, bitwise one FMA chain",
           "[kernels][weighted_sum][each_isa]") {
-    // Rows of 1024 values and more, whole cache lines: the row stream (four rows side by side,
-    // then the rest one by one: L = 9), whose sums sit in a buffer aligned like V, with scalar
-    // columns before V's first line boundary and after its last.
+    // Rows of 1024 values and more, whole cache lines: the row stream (stream_rows side by side,
+    // 4 or 8, then the rest one by one: L = 9 and 19), whose sums sit in a buffer aligned like
+    // V, with scalar columns before V's first line boundary and after its last.
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
-        for (auto [L, d] : {std::pair<std::size_t, std::size_t>{9, 1024}, {3, 2064}, {1, 4096}})
+        for (auto [L, d] : {std::pair<std::size_t, std::size_t>{9, 1024}, {19, 1024}, {3, 2064}, {1, 4096}})
             for (std::size_t shift : {0, 1, 4, 8, 13}) { // floats past a 64-byte boundary
                 CAPTURE(L, d, shift);
                 std::mt19937_64 rng(L * 7 + d + shift);
