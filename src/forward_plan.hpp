@@ -8,6 +8,10 @@
 //   group. The batch then runs layer by layer over blocks of MC samples, each Linear BLIS
 //   style: KC inputs × NC output features of the weights held in L2 while every group of the
 //   block passes over them, so each weight is read from beyond L2 about once per MC samples.
+//   Where a sample's V alone fills L2 (shape X), its weighted sum streams V from beyond L2,
+//   bound by memory while the Linears are bound by the FMAs; several threads then run the
+//   blocks pipelined, each block's weighted sum beside its neighbours' Linears
+//   (src/layered_forward.hpp).
 // - Split by features (chosen per call, not here): too few samples for a group per thread
 //   through large Linears (shape X at B = 1): the layered path with one block of the whole
 //   batch, the threads sharing each Linear's panels.
@@ -39,6 +43,9 @@ struct ForwardPlan {
     /// Fused path: the most bytes of a group's V that the group before requests during its
     /// Linears, a quarter of L2 (0: the kernels' own limit).
     std::size_t prefetch_limit = 0;
+    /// Layered path: a sample's V of floats fills L2 or more, so on more than one thread the
+    /// blocks run pipelined.
+    bool pipelined = false;
 
     /// The fused kernels' part of the plan.
     [[nodiscard]] FusedBlocking fused() const { return {.kc = kc, .prefetch_limit = prefetch_limit}; }
@@ -59,7 +66,13 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
     // The fused path keeps both Linears in L2 beside a group's rows; past three quarters of
     // it, they are evicted between groups.
     const bool layered = packed_weight_bytes(d) > c.l2 / 4 * 3;
-    return {.layered = layered, .kc = kc, .nc = nc, .mc = mc, .prefetch_limit = c.l2 / 4};
+    const bool v_fills_l2 = d.value_size1 * d.value_size2 * f >= c.l2;
+    return {.layered = layered,
+            .kc = kc,
+            .nc = nc,
+            .mc = mc,
+            .prefetch_limit = c.l2 / 4,
+            .pipelined = layered && v_fills_l2};
 }
 
 /// B samples too few for a group per thread, through large Linears: one block of them all,
@@ -67,11 +80,13 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
 /// once per call anyway), KC the kernels' own.
 inline ForwardPlan plan_by_features(std::size_t B) { return {.layered = true, .kc = 0, .nc = 0, .mc = B}; }
 
-/// "layered: MC 120, NC 320, KC 768" or "fused: KC 768, V prefetch 512 KiB" (0: the kernels' own).
+/// "layered: MC 120, NC 320, KC 768" (", pipelined" where it is) or "fused: KC 768, V prefetch
+/// 512 KiB" (0: the kernels' own).
 inline std::string to_string(const ForwardPlan& p) {
     if (!p.layered)
         return "fused: KC " + std::to_string(p.kc) + ", V prefetch " + std::to_string(p.prefetch_limit / 1024) + " KiB";
-    return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc);
+    return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc) +
+           (p.pipelined ? ", pipelined" : "");
 }
 
 } // namespace myattn::detail

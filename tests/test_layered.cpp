@@ -76,7 +76,11 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     CHECK(e.kc == 768);
     CHECK(e.nc == 320);
     CHECK(e.mc == 120);
-    CHECK(detail::to_string(e) == "layered: MC 120, NC 320, KC 768");
+    // A sample's V of X (2 MiB) fills L2 on each: more threads run the blocks pipelined.
+    CHECK(z.pipelined);
+    CHECK(e.pipelined);
+    CHECK(detail::to_string(e) == "layered: MC 120, NC 320, KC 768, pipelined");
+    CHECK_FALSE(plan_forward(detail::shape_X, {.l1d = 48 * 1024, .l2 = 4 * 1024 * 1024, .l3 = 0}, 8, 32).pipelined);
     // AVX2's 6 x 16 tile: whole multiples of the tile, whatever the quotients.
     const detail::ForwardPlan a = plan_forward(detail::shape_X, emerald_rapids, 6, 16);
     CHECK(a.kc == 1024);
@@ -91,6 +95,7 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     // With half of that L2 (Zen 3), T's weights no longer fit beside a group's rows: layered.
     const detail::ForwardPlan t3 = plan_forward(detail::shape_T, zen3, 6, 16);
     CHECK(t3.layered);
+    CHECK_FALSE(t3.pipelined); // a sample's V is 10 KiB
     CHECK(detail::to_string(t3) == "layered: MC 42, NC 96, KC 640");
     // The fused kernels' blocking comes from the same caches: KC as the layered path's, the next
     // group's V requested only while it fits in a quarter of L2.
@@ -172,14 +177,15 @@ namespace {
 
 /// Table t's layered driver gives its fused path's bits at odd sizes (partial panels, KC slices
 /// inside q and inside k or d) for B samples, with made-up blockings and the feature split's
-/// plan, on 1 or 2 threads; so does the fused path with made-up KCs, with and without the next
+/// plan, on 1 or 2 threads, pipelined or not; so does the fused path with made-up KCs, with and without the next
 /// group's V requested ahead.
 void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<std::size_t> batches) {
     const Dims d{13, 40, 71, 21, 35};
     const Parameters p = Parameters::random(d, 31);
     const Packed w = pack(t, p);
     const detail::ForwardPlan plans[] = {{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 3 * t.mr},
-                                         {.layered = true, .kc = 50, .nc = t.nr, .mc = 5}};
+                                         {.layered = true, .kc = 50, .nc = t.nr, .mc = 5},
+                                         {.layered = true, .kc = 50, .nc = t.nr, .mc = 5, .pipelined = true}};
     for (std::size_t B : batches)
         for (bool shared : {false, true}) {
             const Inputs x = random_inputs(d, B, shared, shared, B);
@@ -200,7 +206,7 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
             }
             // The feature split too: one block of all B samples, the Linears in whole panels.
             const std::pair<detail::ForwardPlan, int> runs[] = {
-                {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {detail::plan_by_features(B), 2}};
+                {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {plans[2], 2}, {detail::plan_by_features(B), 2}};
             for (const auto& [plan, threads] : runs) {
                 CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
                 std::vector<float> o(out.size()), a(weights.size());
