@@ -179,8 +179,12 @@ template <class VT>
 void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x,
              const ForwardPlan& plan, std::size_t threads, float* a) {
 #ifdef MYATTN_WITH_TBB
-    // A V per sample that streams from memory: the blocks pipelined, a fork and join per block.
-    if (plan.pipelined && threads > 1 && x.v_stride != 0) {
+    const std::size_t mc = block_per_thread(x.B, plan.mc, k.mr, threads);
+    // A V per sample that streams from memory, and at most one whole block per thread: those
+    // would all stream V at once, then all compute. The blocks pipelined instead, a fork and
+    // join per block. From two blocks each on, the threads drift apart and overlap their
+    // streams with each other's Linears by themselves, with no join at all (docs/tuning.md).
+    if (plan.pipelined && threads > 1 && x.v_stride != 0 && (mc == 0 || x.B <= mc * threads)) {
         PipelinedSteps<VT> steps{{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = threads}};
         for (std::size_t s0 = 0; s0 < x.B; s0 += plan.mc)
             compose(steps, d, x, {s0, std::min(x.B, s0 + plan.mc)}, a + s0 / plan.mc % 2 * plan.mc * d.value_size2);
@@ -188,7 +192,7 @@ void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, co
         return;
     }
     // Whole blocks per thread, each with its own rows of `a`: no fork and join per layer.
-    if (const std::size_t mc = block_per_thread(x.B, plan.mc, k.mr, threads)) {
+    if (mc != 0) {
         const SharedSteps steps{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = 1};
         for_each_task((x.B + mc - 1) / mc, threads, [&](std::size_t i) {
             const Range s{i * mc, std::min(x.B, (i + 1) * mc)};

@@ -184,8 +184,7 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
     const Parameters p = Parameters::random(d, 31);
     const Packed w = pack(t, p);
     const detail::ForwardPlan plans[] = {{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 3 * t.mr},
-                                         {.layered = true, .kc = 50, .nc = t.nr, .mc = 5},
-                                         {.layered = true, .kc = 50, .nc = t.nr, .mc = 5, .pipelined = true}};
+                                         {.layered = true, .kc = 50, .nc = t.nr, .mc = 5}};
     for (std::size_t B : batches)
         for (bool shared : {false, true}) {
             const Inputs x = random_inputs(d, B, shared, shared, B);
@@ -204,9 +203,16 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
                 CHECK(same_bits(o, out));
                 CHECK(same_bits(a, weights));
             }
-            // The feature split too: one block of all B samples, the Linears in whole panels.
-            const std::pair<detail::ForwardPlan, int> runs[] = {
-                {plans[0], 1}, {plans[0], 2}, {plans[1], 2}, {plans[2], 2}, {detail::plan_by_features(B), 2}};
+            // The pipeline, which runs where whole blocks would give each thread at most one: two
+            // blocks on 2 threads, three on 3. The feature split too: one block of all B
+            // samples, the Linears in whole panels.
+            const auto pipelined = [&](std::size_t blocks) {
+                return detail::ForwardPlan{
+                    .layered = true, .kc = 50, .nc = t.nr, .mc = (B + blocks - 1) / blocks, .pipelined = true};
+            };
+            const std::pair<detail::ForwardPlan, int> runs[] = {{plans[0], 1},     {plans[0], 2},
+                                                                {plans[1], 2},     {pipelined(2), 2},
+                                                                {pipelined(3), 3}, {detail::plan_by_features(B), 2}};
             for (const auto& [plan, threads] : runs) {
                 CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
                 std::vector<float> o(out.size()), a(weights.size());
