@@ -113,12 +113,12 @@ struct SharedSteps {
     }
 };
 
-/// The blocks in a pipeline, for a V per sample on several threads (SharedSteps' softmax): each block's weighted sum
+/// The blocks in a pipeline, for a V per sample on several threads: each block's weighted sum
 /// (memory-bound) shares one fork and join with the scores of the block after and the combine
 /// of the block before (compute-bound), which is all the blocks' order in compose() allows, as
 /// a combine waits only for its own block's `a`. One thread's memory stream does not overlap
 /// with its own FMAs (docs/tuning.md), but while some threads stream V the others compute. The
-/// blocks' `a` alternate between two buffers.
+/// blocks' `a` alternate between two buffers; the softmax is SharedSteps'.
 template <class VT>
 struct PipelinedSteps : SharedSteps {
     /// The last block's weighted sum, not run yet; its combine, which waits for it; and the
