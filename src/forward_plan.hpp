@@ -9,9 +9,9 @@
 //   style: KC inputs × NC output features of the weights held in L2 while every group of the
 //   block passes over them, so each weight is read from beyond L2 about once per MC samples.
 //   Where a sample's V alone fills L2 (shape X), its weighted sum streams V from beyond L2,
-//   bound by memory while the Linears are bound by the FMAs; several threads with at most a
-//   block each then run the blocks pipelined, each block's weighted sum beside its
-//   neighbours' Linears (src/layered_forward.hpp).
+//   bound by memory while the Linears are bound by the FMAs; several threads then run the
+//   blocks pipelined, weighted sums on some threads beside the Linears of the blocks around
+//   them on others (src/layered_forward.hpp).
 // - Split by features (chosen per call, not here): too few samples for a group per thread
 //   through large Linears (shape X at B = 1): the layered path with one block of the whole
 //   batch, the threads sharing each Linear's panels.
@@ -43,8 +43,8 @@ struct ForwardPlan {
     /// Fused path: the most bytes of a group's V that the group before requests during its
     /// Linears, a quarter of L2 (0: the kernels' own limit).
     std::size_t prefetch_limit = 0;
-    /// Layered path: a sample's V of floats fills L2 or more, so on more than one thread, with
-    /// at most one whole block each, the blocks run pipelined.
+    /// Layered path: a sample's V of floats fills L2 or more, so on more than one thread the
+    /// blocks run pipelined.
     bool pipelined = false;
 
     /// The fused kernels' part of the plan.

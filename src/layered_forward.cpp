@@ -1,7 +1,11 @@
 #include "layered_forward.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "kernels/compose.hpp"
 
@@ -113,49 +117,132 @@ struct SharedSteps {
     }
 };
 
-/// The blocks in a pipeline, for a V per sample on several threads: each block's weighted sum
-/// (memory-bound) shares one fork and join with the scores of the block after and the combine
-/// of the block before (compute-bound), which is all the blocks' order in compose() allows, as
-/// a combine waits only for its own block's `a`. One thread's memory stream does not overlap
-/// with its own FMAs (docs/tuning.md), but while some threads stream V the others compute. The
-/// blocks' `a` alternate between two buffers; the softmax is SharedSteps'.
+/// The blocks as a dataflow, for a V per sample on several threads. compose() records each
+/// block's steps, then the threads take them as tasks in any order their inputs allow: a
+/// block's scores at once; a sample's softmax and weighted sum once its block's scores are in;
+/// the block's combine once all its weighted sums are. Half
+/// the threads prefer the combines, then the scores; the other half the weighted sums. So some
+/// threads stream V (memory-bound) while the others run the Linears (FMA-bound), with no join
+/// between blocks: one thread's stream does not overlap with its own FMAs (docs/tuning.md).
+/// Each task runs what SharedSteps would, so the bits are the same. Each block has its own rows
+/// of `a`. The records of at most max_blocks blocks live on the stack: forward allocates nothing.
 template <class VT>
-struct PipelinedSteps : SharedSteps {
-    /// The last block's weighted sum, not run yet; its combine, which waits for it; and the
-    /// combine of the block before, which does not.
-    std::optional<WeightedSumTasks<VT>> sum{};
-    std::optional<LinearTasks> blocked{}, ready{};
+class DataflowSteps {
+  public:
+    static constexpr bool partial_inputs = false;
+    static constexpr std::size_t max_blocks = 32; // a join per 32 blocks: 1000s of samples of X
 
-    void linear(Layer which, const SplitRows& x, std::size_t rows, float* y, std::size_t ldy) {
-        if (which == Layer::combine) {
-            blocked.emplace(k, layout.combine, packed, plan, threads, x, rows, y, ldy);
-            return;
-        }
-        run(LinearTasks(k, layout.scores, packed, plan, threads, x, rows, y, ldy));
+    DataflowSteps(const KernelTable& k, const PackedLayout& layout, const float* packed, const ForwardPlan& plan,
+                  std::size_t threads)
+        : k_(k), layout_(layout), packed_(packed), plan_(plan), threads_(threads) {}
+
+    /// Starts recording a block, first running those recorded if there is no room.
+    void begin_block() {
+        if (size_ == max_blocks) run();
+        blocks_[size_++] = Block{};
     }
-    void weighted_sum(const WeightedSumOf<VT>& op) { sum.emplace(k, op, threads); }
-    /// What the last blocks left.
-    void flush() {
-        run(std::nullopt);
-        run(std::nullopt);
+    void linear(Layer which, const SplitRows& x, std::size_t rows, float* y, std::size_t ldy) {
+        blocks_[size_ - 1].linear[which == Layer::scores ? 0 : 1].emplace(
+            k_, which == Layer::scores ? layout_.scores : layout_.combine, packed_, plan_, threads_, x, rows, y, ldy);
+    }
+    void softmax(float* s, std::size_t /*rows*/, std::size_t n) {
+        blocks_[size_ - 1].s = s;
+        blocks_[size_ - 1].n = n;
+    }
+    void weighted_sum(const WeightedSumOf<VT>& op) { blocks_[size_ - 1].sum = op; }
+
+    /// Runs the recorded blocks on the threads, then forgets them. A thread that finds nothing
+    /// ready waits for another's task to end; whatever threads TBB gives, one alone runs all.
+    void run() {
+        for_each_task(threads_, threads_, [&](std::size_t i) { work(i % 2 == 0); });
+        size_ = 0;
     }
 
   private:
-    /// The waiting weighted sum, the scores, if any, and the ready combine as one set of tasks,
-    /// the weighted sum's first: it is the longest, and its V starts streaming at once. Then the
-    /// blocked combine is ready.
-    void run(const std::optional<LinearTasks>& scores) {
-        const std::size_t n_sum = sum ? sum->count : 0, n_scores = scores ? scores->count : 0,
-                          n_ready = ready ? ready->count : 0;
-        for_each_task(n_sum + n_scores + n_ready, threads, [&](std::size_t t) {
-            if (t < n_sum) return (*sum)(t);
-            if (t < n_sum + n_scores) return (*scores)(t - n_sum);
-            (*ready)(t - n_sum - n_scores);
-        });
-        sum.reset();
-        ready = blocked;
-        blocked.reset();
+    enum Stage : std::size_t { scores, sums, combine, stages };
+
+    struct Block {
+        std::optional<LinearTasks> linear[2]; // scores, combine
+        float* s = nullptr;
+        std::size_t n = 0;
+        WeightedSumOf<VT> sum{};
+        std::size_t next[stages]{}, done[stages]{};
+
+        [[nodiscard]] std::size_t count(Stage st) const {
+            return st == sums ? sum.rows : linear[st == scores ? 0 : 1]->count;
+        }
+    };
+    struct Task {
+        std::size_t block;
+        Stage stage;
+        std::size_t index;
+    };
+
+    /// Whether a block's stage may start: the scores at once, the weighted sums after the
+    /// scores, the combine after the weighted sums.
+    [[nodiscard]] static bool ready(const Block& x, Stage st) {
+        return st == scores || x.done[st - 1] == x.count(static_cast<Stage>(st - 1));
     }
+
+    /// The next task in order of preference, the earliest block first; none if nothing is ready.
+    /// `left`: whether any task is still to be handed out.
+    std::optional<Task> pick(bool computes, bool& left) {
+        static constexpr Stage compute_first[] = {combine, scores, sums}, stream_first[] = {sums, combine, scores};
+        left = false;
+        for (const Stage st : computes ? compute_first : stream_first)
+            for (std::size_t b = 0; b < size_; ++b) {
+                Block& x = blocks_[b];
+                if (x.next[st] == x.count(st)) continue;
+                left = true;
+                if (ready(x, st)) return Task{b, st, x.next[st]++};
+            }
+        return std::nullopt;
+    }
+
+    void execute(const Task& t) const {
+        const Block& x = blocks_[t.block];
+        if (t.stage != sums) return (*x.linear[t.stage == scores ? 0 : 1])(t.index);
+        k_.softmax(x.s + t.index * x.n, x.n);
+        WeightedSumOf<VT> row = x.sum;
+        row.rows = 1;
+        row.w += t.index * row.ldw;
+        row.V += t.index * row.v_stride;
+        row.a += t.index * row.lda;
+        weighted_sum_with(k_, row, {0, row.d});
+    }
+
+    void work(bool computes) {
+        for (;;) {
+            bool left = false;
+            std::optional<Task> t;
+            std::size_t seen = 0;
+            {
+                const std::lock_guard<std::mutex> lock(mutex_);
+                t = pick(computes, left);
+                seen = ended_.load(std::memory_order_relaxed);
+            }
+            if (!left) return;
+            if (t) {
+                execute(*t);
+                const std::lock_guard<std::mutex> lock(mutex_);
+                ++blocks_[t->block].done[t->stage];
+                ended_.fetch_add(1, std::memory_order_relaxed);
+                continue;
+            }
+            // Nothing ready until another task ends: wait for that without the lock.
+            while (ended_.load(std::memory_order_relaxed) == seen) std::this_thread::yield();
+        }
+    }
+
+    const KernelTable& k_;
+    const PackedLayout& layout_;
+    const float* packed_;
+    const ForwardPlan& plan_;
+    std::size_t threads_;
+    std::array<Block, max_blocks> blocks_{};
+    std::size_t size_ = 0;
+    std::mutex mutex_;
+    std::atomic<std::size_t> ended_{0}; // tasks ended, read without the lock by threads that wait
 };
 
 } // namespace
@@ -169,8 +256,8 @@ std::size_t block_per_thread(std::size_t B, std::size_t mc, std::size_t mr, std:
 
 std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::size_t B, std::size_t mr,
                                  std::size_t threads) {
-    if (block_per_thread(B, plan.mc, mr, threads) != 0) return B * d.value_size2;
-    return std::min(plan.pipelined && threads > 1 ? 2 * plan.mc : plan.mc, B) * d.value_size2;
+    if (block_per_thread(B, plan.mc, mr, threads) != 0 || (plan.pipelined && threads > 1)) return B * d.value_size2;
+    return std::min(plan.mc, B) * d.value_size2;
 }
 
 namespace {
@@ -179,20 +266,18 @@ template <class VT>
 void layered(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed, const BatchOf<VT>& x,
              const ForwardPlan& plan, std::size_t threads, float* a) {
 #ifdef MYATTN_WITH_TBB
-    const std::size_t mc = block_per_thread(x.B, plan.mc, k.mr, threads);
-    // A V per sample that streams from memory, and at most one whole block per thread: those
-    // would all stream V at once, then all compute. The blocks pipelined instead, a fork and
-    // join per block. From two blocks each on, the threads drift apart and overlap their
-    // streams with each other's Linears by themselves, with no join at all (docs/tuning.md).
-    if (plan.pipelined && threads > 1 && x.v_stride != 0 && (mc == 0 || x.B <= mc * threads)) {
-        PipelinedSteps<VT> steps{{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = threads}};
-        for (std::size_t s0 = 0; s0 < x.B; s0 += plan.mc)
-            compose(steps, d, x, {s0, std::min(x.B, s0 + plan.mc)}, a + s0 / plan.mc % 2 * plan.mc * d.value_size2);
-        steps.flush();
+    // A V per sample that streams from memory: its blocks as a dataflow.
+    if (plan.pipelined && threads > 1 && x.v_stride != 0) {
+        DataflowSteps<VT> steps(k, layout, packed, plan, threads);
+        for (std::size_t s0 = 0; s0 < x.B; s0 += plan.mc) {
+            steps.begin_block();
+            compose(steps, d, x, {s0, std::min(x.B, s0 + plan.mc)}, a + s0 * d.value_size2);
+        }
+        steps.run();
         return;
     }
     // Whole blocks per thread, each with its own rows of `a`: no fork and join per layer.
-    if (mc != 0) {
+    if (const std::size_t mc = block_per_thread(x.B, plan.mc, k.mr, threads); mc != 0) {
         const SharedSteps steps{.k = k, .layout = layout, .packed = packed, .plan = plan, .threads = 1};
         for_each_task((x.B + mc - 1) / mc, threads, [&](std::size_t i) {
             const Range s{i * mc, std::min(x.B, (i + 1) * mc)};

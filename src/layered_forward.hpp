@@ -24,10 +24,10 @@ std::size_t layered_scratch_size(const Dims& d, const ForwardPlan& plan, std::si
 /// Runs all of x. With samples enough (block_per_thread), the threads take whole blocks; else
 /// they share each layer of a block (output features of the Linears, samples and columns of
 /// the weighted sums). But a plan that says `pipelined`, with a V per sample, on more than one
-/// thread and at most one whole block per thread, runs the blocks as a pipeline: each block's
-/// weighted sum shares the threads with the Linears of the blocks before and after it. Either
-/// way each weight is read once per block, and every output is computed by the same chain as
-/// on the fused path: the same bits for any thread count.
+/// thread, runs the blocks as a dataflow: each sample's weighted sum a task, which streams V on
+/// some threads while others run the Linears of the blocks around it. Either way each weight is
+/// read once per block, and every output is computed by the same chain as on the fused path:
+/// the same bits for any thread count.
 void layered_forward(const KernelTable& k, const Dims& d, const PackedLayout& layout, const float* packed,
                      const Batch& x, const ForwardPlan& plan, std::size_t threads, float* scratch);
 /// The same with a bf16 V (precision bf16).

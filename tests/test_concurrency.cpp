@@ -15,9 +15,13 @@
 #include <utility>
 #include <vector>
 
+#include "dispatch.hpp"
+#include "forward_plan.hpp"
+#include "layered_forward.hpp"
 #include "myattn/myattn.hpp"
 #include "shapes.hpp"
 #include "support/isas.hpp"
+#include "support/packed.hpp"
 #include "support/random.hpp"
 
 #ifdef MYATTN_WITH_TBB
@@ -198,4 +202,43 @@ TEST_CASE("concurrency: results are bitwise the same for any thread count, tilin
         }
 #endif
     }
+}
+
+TEST_CASE("concurrency: the layered dataflow of a V per sample gives the same bits on 1, 2 and 4 threads",
+          "[parallel][each_isa]") {
+#ifdef MYATTN_WITH_TBB
+    const tbb::global_control allow(tbb::global_control::max_allowed_parallelism, 4);
+    FOR_EACH_ISA(isa) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        const Dims d{13, 40, 71, 21, 35};
+        const PackedWeights w = pack_weights(t, Parameters::random(d, 41));
+        constexpr std::size_t B = 40;
+        const Inputs x = random_inputs(d, B, false, false, 42);
+        // Blocks of one sample: 40 blocks, more than the driver records at a time, whose tasks the
+        // threads take in any order their inputs allow; on 1 thread the blocks run in order.
+        const detail::ForwardPlan plan{.layered = true, .kc = 16, .nc = t.nr, .mc = 1, .pipelined = true};
+        std::vector<float> out[3], weights[3];
+        const std::size_t threads[] = {1, 2, 4};
+        for (int i = 0; i < 3; ++i) {
+            out[i].resize(B * d.output_size);
+            weights[i].resize(B * d.value_size1);
+            std::vector<float> s(detail::layered_scratch_size(d, plan, B, t.mr, threads[i]));
+            const detail::Batch batch{B,
+                                      x.Q.data(),
+                                      x.K.data(),
+                                      x.V.data(),
+                                      d.key_size,
+                                      d.value_size1 * d.value_size2,
+                                      out[i].data(),
+                                      weights[i].data()};
+            tbb::task_arena(static_cast<int>(threads[i])).execute([&] {
+                detail::layered_forward(t, d, w.layout, w.data.data(), batch, plan, threads[i], s.data());
+            });
+        }
+        CHECK(same_bits(out[1], out[0]));
+        CHECK(same_bits(out[2], out[0]));
+        CHECK(same_bits(weights[1], weights[0]));
+        CHECK(same_bits(weights[2], weights[0]));
+    }
+#endif
 }

@@ -177,8 +177,8 @@ namespace {
 
 /// Table t's layered driver gives its fused path's bits at odd sizes (partial panels, KC slices
 /// inside q and inside k or d) for B samples, with made-up blockings and the feature split's
-/// plan, on 1 or 2 threads, pipelined or not; so does the fused path with made-up KCs, with and without the next
-/// group's V requested ahead.
+/// plan, on 1 to 3 threads, pipelined or not; so does the fused path with made-up KCs, with and
+/// without the next group's V requested ahead.
 void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<std::size_t> batches) {
     const Dims d{13, 40, 71, 21, 35};
     const Parameters p = Parameters::random(d, 31);
@@ -203,16 +203,20 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
                 CHECK(same_bits(o, out));
                 CHECK(same_bits(a, weights));
             }
-            // The pipeline, which runs where whole blocks would give each thread at most one: two
-            // blocks on 2 threads, three on 3. The feature split too: one block of all B
-            // samples, the Linears in whole panels.
+            // The pipeline, a V per sample's dataflow: two blocks, and as many as B allows up to
+            // 13, on 2 threads; three on 3. The feature split too: one block of all B samples,
+            // the Linears in whole panels.
             const auto pipelined = [&](std::size_t blocks) {
                 return detail::ForwardPlan{
                     .layered = true, .kc = 50, .nc = t.nr, .mc = (B + blocks - 1) / blocks, .pipelined = true};
             };
-            const std::pair<detail::ForwardPlan, int> runs[] = {{plans[0], 1},     {plans[0], 2},
-                                                                {plans[1], 2},     {pipelined(2), 2},
-                                                                {pipelined(3), 3}, {detail::plan_by_features(B), 2}};
+            const std::pair<detail::ForwardPlan, int> runs[] = {{plans[0], 1},
+                                                                {plans[0], 2},
+                                                                {plans[1], 2},
+                                                                {pipelined(2), 2},
+                                                                {pipelined(3), 3},
+                                                                {pipelined(13), 2},
+                                                                {detail::plan_by_features(B), 2}};
             for (const auto& [plan, threads] : runs) {
                 CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
                 std::vector<float> o(out.size()), a(weights.size());
