@@ -58,14 +58,12 @@ struct GroupSteps {
         else
             Lin::template rows<M>(packed + l.offset, l.out, x, y, ldy, pf, lin, inputs.begin, inputs.end);
     }
-    /// The group's rows side by side, Blocking::softmax_rows at a time; a group of another size
-    /// (an edge group, AVX2's 6 rows) one row at a time.
+    /// The group's rows side by side, Blocking::softmax_rows at a time, then the rest of them
+    /// (AVX2's 6 rows: 4, then 2).
     void softmax(float* s, std::size_t /*rows: M*/, std::size_t n) {
-        constexpr std::size_t R = Blocking<Arch>::softmax_rows;
-        if constexpr (M % R == 0)
-            for (std::size_t m = 0; m < M; m += R) detail::softmax_rows<Arch, R>(s + m * n, n, n);
-        else
-            for (std::size_t m = 0; m < M; ++m) detail::softmax<Arch>(s + m * n, n);
+        constexpr std::size_t R = Blocking<Arch>::softmax_rows, whole = M / R * R;
+        for (std::size_t m = 0; m < whole; m += R) detail::softmax_rows<Arch, R>(s + m * n, n, n);
+        if constexpr (M % R != 0) detail::softmax_rows<Arch, M % R>(s + whole * n, n, n);
     }
     /// A group wider than the register tile (AMX's 16 rows) runs the float kernels MR rows at a time.
     template <class VT>
