@@ -62,6 +62,16 @@ struct LinearTasks {
     }
 };
 
+/// Row g of a weighted sum over a V per sample: its weights, its V and its row of `a`.
+template <class VT>
+WeightedSumOf<VT> sample(WeightedSumOf<VT> op, std::size_t g) {
+    op.rows = 1;
+    op.w += g * op.ldw;
+    op.V += g * op.v_stride;
+    op.a += g * op.lda;
+    return op;
+}
+
 /// A block's weighted sum as tasks. A V per sample streams best whole, one task per sample
 /// (kernels/weighted_sum.hpp), when there are samples enough to share out; otherwise, and for
 /// a V shared by the rows (read once per column block), the tasks take blocks of columns. V of
@@ -79,14 +89,7 @@ struct WeightedSumTasks {
           column_blocks((sum.d + columns - 1) / columns), count((sum.v_stride != 0 ? sum.rows : 1) * column_blocks) {}
     void operator()(std::size_t t) const {
         const std::size_t g = t / column_blocks, c = t % column_blocks * columns;
-        WeightedSumOf<VT> part = op;
-        if (op.v_stride != 0) {
-            part.rows = 1;
-            part.w += g * op.ldw;
-            part.V += g * op.v_stride;
-            part.a += g * op.lda;
-        }
-        weighted_sum_with(*k, part, {c, std::min(op.d, c + columns)});
+        weighted_sum_with(*k, op.v_stride != 0 ? sample(op, g) : op, {c, std::min(op.d, c + columns)});
     }
 };
 
@@ -120,12 +123,12 @@ struct SharedSteps {
 /// The blocks as a dataflow, for a V per sample on several threads. compose() records each
 /// block's steps, then the threads take them as tasks in any order their inputs allow: a
 /// block's scores at once; a sample's softmax and weighted sum once its block's scores are in;
-/// the block's combine once all its weighted sums are. Half
-/// the threads prefer the combines, then the scores; the other half the weighted sums. So some
-/// threads stream V (memory-bound) while the others run the Linears (FMA-bound), with no join
-/// between blocks: one thread's stream does not overlap with its own FMAs (docs/tuning.md).
-/// Each task runs what SharedSteps would, so the bits are the same. Each block has its own rows
-/// of `a`. The records of at most max_blocks blocks live on the stack: forward allocates nothing.
+/// the block's combine once all its weighted sums are. Half the threads prefer the combines,
+/// then the scores; the other half the weighted sums. So some threads stream V (memory-bound)
+/// while the others run the Linears (FMA-bound), with no join between blocks: one thread's
+/// stream does not overlap with its own FMAs (docs/tuning.md). Each task runs what SharedSteps
+/// would, so the bits are the same. Each block has its own rows of `a`. The records of at most
+/// max_blocks blocks live on the stack: forward allocates nothing.
 template <class VT>
 class DataflowSteps {
   public:
@@ -203,12 +206,7 @@ class DataflowSteps {
         const Block& x = blocks_[t.block];
         if (t.stage != sums) return (*x.linear[t.stage == scores ? 0 : 1])(t.index);
         k_.softmax(x.s + t.index * x.n, x.n);
-        WeightedSumOf<VT> row = x.sum;
-        row.rows = 1;
-        row.w += t.index * row.ldw;
-        row.V += t.index * row.v_stride;
-        row.a += t.index * row.lda;
-        weighted_sum_with(k_, row, {0, row.d});
+        weighted_sum_with(k_, sample(x.sum, t.index), {0, x.sum.d});
     }
 
     void work(bool computes) {
