@@ -57,6 +57,7 @@ CpuFeatures detect() {
         f.avx512bw = bit(ebx, 30);
         f.avx512vl = bit(ebx, 31);
         f.avx512_vnni = bit(ecx, 11);
+        f.avx512_fp16 = bit(edx, 23);
     }
     const bool tiles_saved = (xcr0 & 0x60000) == 0x60000; // XTILECFG and XTILEDATA
     if (tiles_saved) {
@@ -110,6 +111,7 @@ std::string to_string(const CpuFeatures& f) {
     add(f.avx512_vnni, "avx512_vnni");
     add(f.avx_vnni, "avx_vnni");
     add(f.avx512_bf16, "avx512_bf16");
+    add(f.avx512_fp16, "avx512_fp16");
     add(f.amx_tile, "amx_tile");
     add(f.amx_int8, "amx_int8");
     add(f.amx_granted, "amx_granted");

@@ -172,11 +172,13 @@ constexpr Implementation implementations[] = {
      .kernels = nullptr},
 #endif
     // bf16 on the native dot product (kernels/bf16_dot_linear.hpp), where it is faster than
-    // converting: on AMD Zen 5 vdpbf16ps runs at twice the FMA's rate; on Intel's AMX CPUs at half.
+    // converting: on AMD Zen 5 vdpbf16ps runs at twice the FMA's rate; on Intel's cores from
+    // Sapphire Rapids on at half. Those are told by AVX512-FP16, which AMD's lack: not by AMX,
+    // which virtual machines often hide.
     {.isa = Isa::avx512, .name = "avx512", .precision = Precision::bf16, .variant = "avx512bf16",
      .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
                &CpuFeatures::fma, &CpuFeatures::avx512_bf16},
-     .slower_with = &CpuFeatures::amx_tile,
+     .slower_with = &CpuFeatures::avx512_fp16,
      .registers = 32, .mr = 8, .nr = 32, .kernel_id = "bf16-linear-8x32-avx512bf16",
 #ifdef MYATTN_HAVE_AVX512BF16
      .kernels = avx512bf16_bf16_kernels},

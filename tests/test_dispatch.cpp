@@ -169,16 +169,20 @@ TEST_CASE("dispatch: each (ISA, precision) takes that ISA's best kernels the CPU
     CpuFeatures amx_no_vnni = amx;
     amx_no_vnni.avx512_vnni = false;
     CHECK(variant(amx_no_vnni, Isa::avx512, Precision::int8) == "avx512");
-    // bf16 on the native dot product where the CPU has AVX512-BF16 (Zen 4 and 5), but not on the
-    // AMX CPUs, whose vdpbf16ps is slower than converting (Implementation::slower_with); AVX2
-    // has none.
+    // bf16 on the native dot product where the CPU has AVX512-BF16 (Zen 4 and 5), but not on
+    // Intel's cores with AVX512-FP16 (Sapphire Rapids on), whose vdpbf16ps is slower than
+    // converting (Implementation::slower_with), with or without AMX (virtual machines hide it);
+    // AVX2 has none.
     CpuFeatures zen5 = emr;
     zen5.avx512_bf16 = true;
     CHECK(variant(zen5, Isa::avx512, Precision::bf16) == "avx512bf16");
     CHECK(variant(zen5, Isa::avx2, Precision::bf16) == "avx2");
     CHECK(variant(emr, Isa::avx512, Precision::bf16) == "avx512");
+    CpuFeatures emr_guest = zen5; // AMX hidden
+    emr_guest.avx512_fp16 = true;
+    CHECK(variant(emr_guest, Isa::avx512, Precision::bf16) == "avx512");
     CpuFeatures spr = amx;
-    spr.avx512_bf16 = true;
+    spr.avx512_bf16 = spr.avx512_fp16 = true;
     CHECK(variant(spr, Isa::avx512, Precision::bf16) == "avx512");
     // AVX-512 without VNNI (Skylake-X), AVX2 without AVX-VNNI (Haswell, Zen 3): the ISA's fallback.
     CHECK(variant(zen4(), Isa::avx512, Precision::int8) == "avx512");
