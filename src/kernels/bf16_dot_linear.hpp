@@ -112,7 +112,7 @@ inline void bf16_dot_accumulate(vfloat<Arch> (&acc)[M][P * PV], const std::uint3
     // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
     Prefetch ahead = pf;
     for (std::size_t p = 0; p < pairs; ++p, w += NR) {
-        ahead.template step<Blocking<Arch>::prefetch_lines>();
+        ahead.template step<Blocking<Arch>::template tile_prefetch_lines<M, V>()>();
         vword<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)

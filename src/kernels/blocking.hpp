@@ -97,6 +97,15 @@ struct Blocking {
         const std::size_t cycles = MR * nr_vectors * lanes / 16;
         return cycles / 8 > 1 ? cycles / 8 : 1;
     }();
+    /// The lines per step of a tile of M rows x V vectors: prefetch_lines in proportion to its
+    /// FMAs, at least one. A narrower or shorter tile's steps take fewer cycles, and the same
+    /// lines per step would crowd the fill buffers its own loads need (shape T's 10 scores:
+    /// docs/tuning.md).
+    template <std::size_t M, std::size_t V>
+    static constexpr std::size_t tile_prefetch_lines() {
+        const std::size_t lines = prefetch_lines * M * V / (MR * nr_vectors);
+        return lines > 1 ? lines : 1;
+    }
 
     /// Panels a tile of M samples covers at once. Full tiles (M = MR) take one; smaller ones
     /// (edge groups, and the B = 1 matrix-vector path) take several, so they still have about

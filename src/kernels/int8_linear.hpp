@@ -91,7 +91,7 @@ inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
     // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
     Prefetch ahead = pf;
     for (std::size_t g = 0; g < groups; ++g, w += NR) {
-        ahead.template step<Blocking<Arch>::prefetch_lines>();
+        ahead.template step<Blocking<Arch>::template tile_prefetch_lines<M, V>()>();
         vint<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)

@@ -82,7 +82,7 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, st
     // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
     Prefetch ahead = pf;
     for (std::size_t i = 0; i < n; ++i, w += row) {
-        ahead.template step<Blocking<Arch>::prefetch_lines>();
+        ahead.template step<Blocking<Arch>::template tile_prefetch_lines<M, V>()>();
         vfloat<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t p = 0; p < P; ++p) Fmt::template load_row<Arch, PV>(w + p * panel_stride, wv + p * PV);
