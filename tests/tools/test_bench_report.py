@@ -248,6 +248,17 @@ class Folder(unittest.TestCase):
             self.assertIn("[Intel Xeon (Emerald Rapids, family 6 model 207)](intel-xeon-emerald-rapids.md)", summary)
             self.assertIn("| 1 of 1 |", summary)  # faster than every peer in its one cell
             self.assertEqual(summary.count("](intel-xeon-emerald-rapids.md)"), 1)
+            self.assertNotIn("(`intel-xeon-emerald-rapids`)", summary)  # one report of that CPU: its title is enough
+
+            # The same CPU model under another name (a guest that hides some features): both
+            # rows stay, told apart by their file names; other CPUs' rows as they were.
+            sys.argv = argv + ["--name", "intel-xeon-emerald-rapids-without-amx"]
+            br.main()
+            with open(os.path.join(out, "README.md")) as f:
+                summary = f.read()
+            self.assertIn("(`intel-xeon-emerald-rapids`)", summary)
+            self.assertIn("(`intel-xeon-emerald-rapids-without-amx`)", summary)
+            self.assertIn("[AMD EPYC (Zen 4)](amd-epyc-zen4.md) |", summary)
 
 
 if __name__ == "__main__":
