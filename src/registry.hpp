@@ -51,8 +51,9 @@ struct Implementation {
     /// Architectural vector registers the kernels are blocked for (0: no SIMD blocking).
     std::size_t registers;
     /// Tile of the Linear micro-kernel: MR samples x NR output features, in registers, or on
-    /// AMX's tiles (16 rows), whose kernels finish 8 rows at a time in registers. MR is also
-    /// the samples per group of the fused forward (AMX's table Linears take two tiles, 32 rows).
+    /// AMX's tiles (16 rows), whose kernels finish 8 rows at a time in registers; AVX512-VNNI's
+    /// 16 rows are two register tiles of 8 over each panel. MR is also the samples per group of
+    /// the fused forward (AMX's table Linears take two tiles, 32 rows).
     std::size_t mr, nr;
     /// Datatype, operation, tile and variant of the kernels, as `myattn info` shows them.
     std::string_view kernel_id;
@@ -105,7 +106,7 @@ constexpr Implementation implementations[] = {
     {.isa = Isa::avx512, .name = "avx512", .precision = Precision::int8, .variant = "avx512vnni",
      .needs = {&CpuFeatures::avx512f, &CpuFeatures::avx512bw, &CpuFeatures::avx512dq, &CpuFeatures::avx512vl,
                &CpuFeatures::fma, &CpuFeatures::avx512_vnni},
-     .registers = 32, .mr = 8, .nr = 32, .kernel_id = "i8-linear-8x32-avx512vnni",
+     .registers = 32, .mr = 16, .nr = 32, .kernel_id = "i8-linear-16x32-avx512vnni",
 #ifdef MYATTN_HAVE_AVX512VNNI
      .kernels = avx512vnni_int8_kernels},
 #else

@@ -46,7 +46,7 @@ class MYATTN_EXPORT MyAttn {
     [[nodiscard]] const Parameters& parameters() const;
     [[nodiscard]] Isa isa() const;
     [[nodiscard]] Precision precision() const;
-    /// The kernels it runs, e.g. "i8-linear-8x32-avx512vnni".
+    /// The kernels it runs, e.g. "i8-linear-16x32-avx512vnni".
     [[nodiscard]] std::string_view kernel_id() const;
     /// How forward runs a batch larger than the kernels' register tile, chosen at construction
     /// from the shapes and this CPU's caches: "fused: KC k, V prefetch p KiB" (each group of

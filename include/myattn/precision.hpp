@@ -31,7 +31,7 @@ enum class Precision { f32, int8, bf16 };
 /// Every precision, f32 first.
 [[nodiscard]] MYATTN_EXPORT std::span<const Precision> precisions() noexcept;
 
-/// The kernel ID a MyAttn of `isa` and `p` would run on this CPU (e.g. "i8-linear-8x32-avx512vnni"),
+/// The kernel ID a MyAttn of `isa` and `p` would run on this CPU (e.g. "i8-linear-16x32-avx512vnni"),
 /// or nullopt when this build has no such kernels this CPU runs.
 [[nodiscard]] MYATTN_EXPORT std::optional<std::string_view> kernel_id(Isa isa, Precision p) noexcept;
 

@@ -266,14 +266,17 @@ template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, c
 
 /// One tile: M rows x P panels of PV vectors, the parts asked for. The first part's result goes
 /// to y as it is; the second continues from y's and adds the bias. (Keeping the first in
-/// registers would hold twice the accumulators across the second's loop: spills.) A Dot with
-/// tiles of its own (AMX) sums each part's whole blocks on them for all the tile's rows at once
-/// (up to 32: each weight tile loaded once for them), then the rest finishes MR rows at a time
-/// in registers.
+/// registers would hold twice the accumulators across the second's loop: spills.) Rows past MR
+/// (groups of 16 on AVX-512) run MR at a time over the same panel, whose weights the first MR
+/// rows brought into L1. A Dot with tiles of its own (AMX) first sums each part's whole blocks
+/// on them for all the tile's rows at once (up to 32: each weight tile loaded once for them),
+/// then the rest finishes MR rows at a time in registers.
 template <class Arch, class Dot, std::size_t M, std::size_t P, std::size_t PV, class Prefetch>
 void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, bool first, bool second, float* y,
                std::size_t ldy, std::size_t cols, Prefetch& pf) {
     constexpr std::size_t NR = Blocking<Arch>::NR, MR = Blocking<Arch>::MR;
+    static_assert(M <= MR || (P == 1 && M % MR == 0), "rows past MR are one panel's");
+    constexpr std::size_t H = M < MR ? M : MR;
     const std::size_t stride = pl.words();
     const auto* words = reinterpret_cast<const std::int32_t*>(panel);
     auto run = [&](std::size_t which, const QuantizedPart& part, std::size_t groups, auto&& f) {
@@ -281,8 +284,6 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
         if constexpr (TileDot<Dot>) {
             // Whole blocks on the tiles, panel by panel, for all M rows at once; then MR rows at a
             // time in registers: the rest of the groups, and the epilogue.
-            static_assert(M <= MR || (P == 1 && M % MR == 0), "rows past MR are one panel's");
-            constexpr std::size_t H = M < MR ? M : MR;
             alignas(64) std::int32_t sums[P][M * NR];
             std::size_t done = 0;
             for (std::size_t p = 0; p < P; ++p)
@@ -292,7 +293,9 @@ void int8_tile(const float* panel, const Int8Panel& pl, const QuantizedRows& x, 
                                                done > 0 ? &sums[0][h * NR] : nullptr, M * NR, done, y + h * ldy, ldy,
                                                cols, pf, f);
         } else {
-            int8_part<Arch, Dot, M, P, PV>(panel, stride, w, which, part, groups, nullptr, 0, 0, y, ldy, cols, pf, f);
+            for (std::size_t h = 0; h < M; h += H)
+                int8_part<Arch, Dot, H, P, PV>(panel, stride, w, which, part.from(h), groups, nullptr, 0, 0,
+                                               y + h * ldy, ldy, cols, pf, f);
         }
     };
     if (first)

@@ -150,7 +150,7 @@ class Precisions(unittest.TestCase):
                 ("peak/int8/avx512vnni/1", 0.01, {"GOP/s": 400.0}), ("peak/int8/avx512/1", 0.01, {"GOP/s": 600.0}),
                 ("peak/bf16/dot-avx512bf16/1", 0.01, {"GFLOP/s": 80.0}),
                 ("peak/bf16/convert-avx512/1", 0.01, {"GFLOP/s": 150.0})]
-        results_json(self.json, forward, rows, {"myattn_kernels_avx512-int8": "i8-linear-8x32-avx512vnni",
+        results_json(self.json, forward, rows, {"myattn_kernels_avx512-int8": "i8-linear-16x32-avx512vnni",
                                                 "torch_version": "1.13", "torch_quantized_engine": "onednn"})
         context, meta, results = br.load(self.json)
         self.report = br.Report(context, meta, results, types.SimpleNamespace(name="cpu", json_path=self.json,
@@ -197,7 +197,7 @@ class Precisions(unittest.TestCase):
         self.assertIn("| X/64, shared V | 5 ms | 1.9 ms |", text)
         self.assertIn(f"Precision targets: {sum(c[4] for c in self.checks.values())} of {len(self.checks)} met", text)
         # Every cell's table: each precision against its own f32 and oneDNN's at the same precision.
-        self.assertIn("| T | 64 | 1 | avx512 | int8 | `i8-linear-8x32-avx512vnni` | 70 µs | 200 µs | 2.86× | 90 µs | "
+        self.assertIn("| T | 64 | 1 | avx512 | int8 | `i8-linear-16x32-avx512vnni` | 70 µs | 200 µs | 2.86× | 90 µs | "
                       "1.29× |", "\n".join(self.report.precisions()))
         record = self.report.record()
         self.assertEqual(record["precision_targets"], [sum(c[4] for c in self.checks.values()), len(self.checks)])
