@@ -192,7 +192,8 @@ MyAttn::MyAttn(Parameters params, Isa isa, Precision p) {
                                               .combine_weight = params.combine_weight().data(),
                                               .combine_bias = params.combine_bias().data()},
                                              packed.data());
-    const detail::ForwardPlan plan = detail::plan_forward(d, detail::cache_sizes(), kernels.mr, kernels.nr);
+    const detail::ForwardPlan plan = detail::plan_forward(d, detail::cache_sizes(), kernels.mr, kernels.nr,
+                                                          detail::fma_lanes_per_cycle(cpu_features(), kernels.isa));
     impl_ = std::make_unique<Impl>(Impl{std::move(params), &kernels, layout, std::move(packed), plan});
 }
 

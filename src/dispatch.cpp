@@ -121,6 +121,10 @@ const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Imp
     return nullptr;
 }
 
+std::size_t fma_lanes_per_cycle(const CpuFeatures& cpu, Isa isa) noexcept {
+    return isa == Isa::avx512 && cpu.avx512_fp16 ? 32 : 16;
+}
+
 const KernelTable& kernels_for(Isa isa, Precision p) {
     const Implementation* own = find(compiled_rows(), isa);
     if (own == nullptr || !runs_on(*own, cpu_features()))

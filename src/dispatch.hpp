@@ -1,6 +1,7 @@
 // ISA choice, split from CPU detection so tests can feed it made-up feature sets.
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ IsaChoice choose_isa(const CpuFeatures& cpu, std::span<const Implementation> com
 /// no such kernels are compiled: never another ISA's.
 const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Implementation> compiled, Isa isa,
                                      Precision p) noexcept;
+
+/// Float lanes of FMA a core with features `cpu` retires per cycle with `isa`'s vectors, which
+/// paces the fused kernels' V requests (Blocking::prefetch_lines): 32 with AVX-512 on CPUs with
+/// AVX512-FP16 (Intel's Sapphire Rapids and later, every core two 512-bit FMA pipes), else 16
+/// (two 256-bit pipes, or Zen 4's one 512-bit). Zen 5 has two 512-bit pipes too, but keeps 16,
+/// the rate it was measured at (docs/tuning.md).
+std::size_t fma_lanes_per_cycle(const CpuFeatures& cpu, Isa isa) noexcept;
 
 /// The kernels of `isa` at precision p on this CPU; throws IsaError if the ISA is not runnable
 /// here or has no kernels of that precision in this build.

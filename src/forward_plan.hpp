@@ -46,9 +46,14 @@ struct ForwardPlan {
     /// Layered path: a sample's V of floats fills L2 or more, so on more than one thread the
     /// blocks run pipelined.
     bool pipelined = false;
+    /// Fused path: float lanes of FMA the core retires per cycle, which paces those requests
+    /// (0: the kernels' own 16).
+    std::size_t fma_lanes = 0;
 
     /// The fused kernels' part of the plan.
-    [[nodiscard]] FusedBlocking fused() const { return {.kc = kc, .prefetch_limit = prefetch_limit}; }
+    [[nodiscard]] FusedBlocking fused() const {
+        return {.kc = kc, .prefetch_limit = prefetch_limit, .fma_lanes = fma_lanes};
+    }
 };
 
 /// Floats of both Linears once packed: out × (in + 1) each, ignoring the panel padding.
@@ -57,8 +62,10 @@ inline std::size_t packed_weight_bytes(const Dims& d) {
            (d.value_size1 * (d.query_size + d.key_size + 1) + d.output_size * (d.query_size + d.value_size2 + 1));
 }
 
-/// The plan for kernels of register tile mr × nr on a CPU with caches c.
-inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t mr, std::size_t nr) {
+/// The plan for kernels of register tile mr × nr on a CPU with caches c, whose cores retire
+/// fma_lanes float lanes of FMA per cycle (src/dispatch.hpp).
+inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t mr, std::size_t nr,
+                                std::size_t fma_lanes = 16) {
     constexpr std::size_t f = sizeof(float);
     const std::size_t kc = std::max<std::size_t>(64, c.l1d / 2 / (mr * f) / 64 * 64);
     const std::size_t nc = std::max(nr, c.l2 / 2 / (kc * f) / nr * nr);
@@ -72,7 +79,8 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
             .nc = nc,
             .mc = mc,
             .prefetch_limit = c.l2 / 4,
-            .pipelined = layered && v_fills_l2};
+            .pipelined = layered && v_fills_l2,
+            .fma_lanes = fma_lanes};
 }
 
 /// B samples too few for a group per thread, through large Linears: one block of them all,
@@ -81,10 +89,12 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
 inline ForwardPlan plan_by_features(std::size_t B) { return {.layered = true, .kc = 0, .nc = 0, .mc = B}; }
 
 /// "layered: MC 120, NC 320, KC 768" (", pipelined" where it is) or "fused: KC 768, V prefetch
-/// 512 KiB" (0: the kernels' own).
+/// 512 KiB" (0: the kernels' own; " at 32 FMA lanes a cycle" where the pace is not the
+/// kernels' own 16).
 inline std::string to_string(const ForwardPlan& p) {
     if (!p.layered)
-        return "fused: KC " + std::to_string(p.kc) + ", V prefetch " + std::to_string(p.prefetch_limit / 1024) + " KiB";
+        return "fused: KC " + std::to_string(p.kc) + ", V prefetch " + std::to_string(p.prefetch_limit / 1024) +
+               " KiB" + (p.fma_lanes > 16 ? " at " + std::to_string(p.fma_lanes) + " FMA lanes a cycle" : "");
     return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc) +
            (p.pipelined ? ", pipelined" : "");
 }

@@ -67,6 +67,17 @@ TEST_CASE("dispatch: never an ISA the CPU lacks, for every feature subset", "[di
     }
 }
 
+TEST_CASE("dispatch: the FMA rate that paces the V requests comes from the features", "[dispatch]") {
+    CpuFeatures sapphire_rapids = zen4();
+    sapphire_rapids.avx512_fp16 = true;
+    CHECK(detail::fma_lanes_per_cycle(sapphire_rapids, Isa::avx512) == 32);
+    // Its ymm FMAs (AVX2 forced), Zen 4's zmm on 256-bit units, and Haswell: 16.
+    CHECK(detail::fma_lanes_per_cycle(sapphire_rapids, Isa::avx2) == 16);
+    CHECK(detail::fma_lanes_per_cycle(zen4(), Isa::avx512) == 16);
+    CHECK(detail::fma_lanes_per_cycle(haswell(), Isa::avx2) == 16);
+    CHECK(detail::fma_lanes_per_cycle(CpuFeatures{}, Isa::scalar) == 16);
+}
+
 TEST_CASE("dispatch: MYATTN_ISA forces exactly, or fails", "[dispatch]") {
     CHECK(detail::choose_isa(zen4(), all_x86, "avx2").isa == Isa::avx2);
     CHECK(detail::choose_isa(zen4(), all_x86, "scalar").isa == Isa::scalar);

@@ -106,6 +106,11 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     CHECK(te.fused().kc == 768);
     CHECK(te.fused().prefetch_limit == 512 * 1024);
     CHECK(detail::to_string(te) == "fused: KC 768, V prefetch 512 KiB");
+    CHECK(te.fused().fma_lanes == 16);
+    // Two 512-bit FMA pipes (src/dispatch.hpp): the requests paced for twice the FMAs a cycle.
+    const detail::ForwardPlan tw = plan_forward(detail::shape_T, emerald_rapids, 8, 32, 32);
+    CHECK(tw.fused().fma_lanes == 32);
+    CHECK(detail::to_string(tw) == "fused: KC 768, V prefetch 512 KiB at 32 FMA lanes a cycle");
     CHECK(plan_forward(detail::shape_T, emerald_rapids, 6, 16).fused().kc == 1024);
     // X below one group per thread runs fused with the layered plan's KC.
     CHECK(e.fused().kc == 768);
@@ -195,9 +200,11 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
             std::vector<float> out(B * d.output_size), weights(B * d.value_size1);
             std::vector<float> scratch(t.scratch_size(d, B));
             t.forward(d, w.layout, w.weights.data(), batch(out, weights), {0, B}, {}, scratch.data());
-            for (const detail::FusedBlocking fb : {detail::FusedBlocking{.kc = 16, .prefetch_limit = 1},
-                                                   detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30}}) {
-                CAPTURE(B, shared, fb.kc, fb.prefetch_limit);
+            for (const detail::FusedBlocking fb :
+                 {detail::FusedBlocking{.kc = 16, .prefetch_limit = 1},
+                  detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30},
+                  detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30, .fma_lanes = 32}}) {
+                CAPTURE(B, shared, fb.kc, fb.prefetch_limit, fb.fma_lanes);
                 std::vector<float> o(out.size()), a(weights.size());
                 t.forward(d, w.layout, w.weights.data(), batch(o, a), {0, B}, fb, scratch.data());
                 CHECK(same_bits(o, out));

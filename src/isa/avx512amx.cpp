@@ -22,10 +22,10 @@ struct AmxDot : VnniDot {
     /// Parts of fewer whole blocks stay on VNNI: the smallest measured on the tiles are T's, of
     /// 4 blocks, a little faster there than on VNNI; X's of 16 clearly so (docs/tuning.md).
     static constexpr std::size_t min_blocks = 4;
-    /// Lines of the next group's V requested per tile step (2 tdpbusd for 16 groups): about
-    /// the rate per cycle of VNNI's steps (Blocking::prefetch_lines per 16 vpdpbusd). VNNI's
-    /// rate per group, 16 times this step's work, came as a burst that held up the tile loads.
-    static constexpr std::size_t prefetch_lines = 4 * Blocking<Arch>::prefetch_lines;
+    /// A tile step (2 tdpbusd for 16 groups) requests the next group's V at about the rate per
+    /// cycle of VNNI's steps: the lines of 4 of their full steps of 16 vpdpbusd. VNNI's rate
+    /// per group, 16 times this step's work, came as a burst that held up the tile loads.
+    static constexpr std::size_t prefetch_steps = 4;
 
     /// Rows the tiles are configured for on this thread; 0: released.
     static inline thread_local std::size_t configured_rows = 0;
@@ -71,8 +71,9 @@ struct AmxDot : VnniDot {
             _tile_zero(2);
             _tile_zero(3);
         }
+        Prefetch ahead = pf.template paced<prefetch_steps, 1>();
         for (std::size_t k = 0; k < blocks; ++k) {
-            pf.template step<prefetch_lines>();
+            ahead.step();
             _tile_loadd(6, panel + k * block * NR, ldw);
             _tile_loadd(7, panel + k * block * NR + lanes, ldw);
             _tile_loadd(4, q + k * block * int8_group, lda);
@@ -84,6 +85,7 @@ struct AmxDot : VnniDot {
                 _tile_dpbusd(3, 5, 7);
             }
         }
+        pf = ahead;
         _tile_stored(0, sums, ldw);
         _tile_stored(1, sums + lanes, ldw);
         if constexpr (two) {

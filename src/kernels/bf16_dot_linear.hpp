@@ -110,9 +110,9 @@ inline void bf16_dot_accumulate(vfloat<Arch> (&acc)[M][P * PV], const std::uint3
                                 const std::uint32_t* a, std::size_t lda, std::size_t pairs, Prefetch& pf) {
     constexpr std::size_t NR = Blocking<Arch>::NR, V = P * PV;
     // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
-    Prefetch ahead = pf;
+    Prefetch ahead = pf.template paced<M * V, Blocking<Arch>::tile_fmas>();
     for (std::size_t p = 0; p < pairs; ++p, w += NR) {
-        ahead.template step<Blocking<Arch>::template tile_prefetch_lines<M, V>()>();
+        ahead.step();
         vword<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)

@@ -90,22 +90,16 @@ struct Blocking {
     static constexpr std::size_t prefetch_limit = 256 * 1024;
     /// Cache lines requested per step of the Linear micro-kernel (MR × nr_vectors FMAs): one
     /// per ~8 cycles of FMAs, about the rate one core's DRAM stream delivers lines at (64 bytes
-    /// per 10 cycles at 22 GB/s and 3.7 GHz; 16 lanes of FMA per cycle on Zen 4 and Haswell).
-    /// AVX-512: 16 cycles a step, 2 lines; AVX2 (6 cycles) and NEON: 1. Denser requests were
-    /// slower (docs/tuning.md).
-    static constexpr std::size_t prefetch_lines = [] {
-        const std::size_t cycles = MR * nr_vectors * lanes / 16;
+    /// per 10 cycles at 22 GB/s and 3.7 GHz), on a core that retires `fma_lanes` float lanes of
+    /// FMA per cycle: 16 on Haswell and Zen 4 (AVX-512 steps of 16 cycles, 2 lines; AVX2's of 6
+    /// and NEON's: 1), 32 where two 512-bit FMA pipes run AVX-512 (steps of 8 cycles, 1 line;
+    /// src/dispatch.hpp says which CPUs). Denser requests were slower (docs/tuning.md).
+    static constexpr std::size_t prefetch_lines(std::size_t fma_lanes = 16) {
+        const std::size_t cycles = MR * nr_vectors * lanes / fma_lanes;
         return cycles / 8 > 1 ? cycles / 8 : 1;
-    }();
-    /// The lines per step of a tile of M rows x V vectors: prefetch_lines in proportion to its
-    /// FMAs, at least one. A narrower or shorter tile's steps take fewer cycles, and the same
-    /// lines per step would crowd the fill buffers its own loads need (shape T's 10 scores:
-    /// docs/tuning.md).
-    template <std::size_t M, std::size_t V>
-    static constexpr std::size_t tile_prefetch_lines() {
-        const std::size_t lines = prefetch_lines * M * V / (MR * nr_vectors);
-        return lines > 1 ? lines : 1;
     }
+    /// Steps of the Linear micro-kernel a PrefetchStream is paced against (PrefetchStream::paced).
+    static constexpr std::size_t tile_fmas = MR * nr_vectors;
 
     /// Panels a tile of M samples covers at once. Full tiles (M = MR) take one; smaller ones
     /// (edge groups, and the B = 1 matrix-vector path) take several, so they still have about

@@ -89,9 +89,9 @@ inline void int8_accumulate(vint<Arch> (&acc)[M][P * PV], const std::int32_t* w,
                             const std::uint8_t* q, std::size_t ldq, std::size_t groups, Prefetch& pf) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, NR = Blocking<Arch>::NR, V = P * PV;
     // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
-    Prefetch ahead = pf;
+    Prefetch ahead = pf.template paced<M * V, Blocking<Arch>::tile_fmas>();
     for (std::size_t g = 0; g < groups; ++g, w += NR) {
-        ahead.template step<Blocking<Arch>::template tile_prefetch_lines<M, V>()>();
+        ahead.step();
         vint<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t c = 0; c < V; ++c)

@@ -80,9 +80,9 @@ inline void linear_accumulate(vfloat<Arch> (&acc)[M][P * PV], const float* w, st
                               std::size_t ldx, std::size_t n, Prefetch& pf) {
     constexpr std::size_t V = P * PV, row = Fmt::row_words(PV * Blocking<Arch>::lanes, Blocking<Arch>::lanes);
     // A local copy of the stream, handed back after the loop (kernels/prefetch.hpp).
-    Prefetch ahead = pf;
+    Prefetch ahead = pf.template paced<M * V, Blocking<Arch>::tile_fmas>();
     for (std::size_t i = 0; i < n; ++i, w += row) {
-        ahead.template step<Blocking<Arch>::template tile_prefetch_lines<M, V>()>();
+        ahead.step();
         vfloat<Arch> wv[V];
 #pragma GCC unroll 16
         for (std::size_t p = 0; p < P; ++p) Fmt::template load_row<Arch, PV>(w + p * panel_stride, wv + p * PV);

@@ -18,11 +18,26 @@ namespace {
 struct PrefetchStream {
     const char* next = nullptr;
     const char* end = nullptr;
+    /// Lines per step of a full register tile (Blocking::prefetch_lines for this CPU's FMA rate).
+    std::size_t full_step = 1;
+    /// Lines per step of the loop that steps it now (paced()).
+    std::size_t per_step = 1;
 
-    /// Requests the next `lines` cache lines of the stream, as many as are left.
-    template <std::size_t lines>
+    /// This stream, paced for a loop whose steps take work / full_work of a full tile's step:
+    /// full_step in that proportion, at least one line. A narrower or shorter tile's steps take
+    /// fewer cycles, and the same lines per step would crowd the fill buffers its own loads
+    /// need (shape T's 10 scores: docs/tuning.md).
+    template <std::size_t work, std::size_t full_work>
+    [[nodiscard]] PrefetchStream paced() const {
+        PrefetchStream s = *this;
+        const std::size_t lines = full_step * work / full_work;
+        s.per_step = lines > 1 ? lines : 1;
+        return s;
+    }
+
+    /// Requests the next per_step cache lines of the stream, as many as are left.
     inline void step() {
-        for (std::size_t i = 0; i < lines; ++i)
+        for (std::size_t i = 0; i < per_step; ++i)
             if (next < end) {
                 __builtin_prefetch(next, 0, 1);
                 next += 64;
@@ -33,7 +48,10 @@ struct PrefetchStream {
 /// The stream of nothing: compiles to no code at all in the loops that take it (B = 1 and
 /// the last group of a batch, which have no next group, and the per-kernel entry points).
 struct NoPrefetch {
-    template <std::size_t lines>
+    template <std::size_t work, std::size_t full_work>
+    [[nodiscard]] NoPrefetch paced() const {
+        return {};
+    }
     inline void step() {}
 };
 

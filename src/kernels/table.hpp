@@ -86,6 +86,9 @@ struct LinearBlocking {
 /// changes a bit of the results.
 struct FusedBlocking {
     std::size_t kc = 0, prefetch_limit = 0;
+    /// Float lanes of FMA the core retires per cycle, which paces the V requests
+    /// (Blocking::prefetch_lines; 0: the kernels' own 16).
+    std::size_t fma_lanes = 0;
 };
 
 /// The operands of a weighted sum a[r, j] = sum_l w[r, l] V_r[l, j]: `rows` rows of weights
