@@ -22,10 +22,11 @@ struct AmxDot : VnniDot {
     /// Parts of fewer whole blocks stay on VNNI: the smallest measured on the tiles are T's, of
     /// 4 blocks, a little faster there than on VNNI; X's of 16 clearly so (docs/tuning.md).
     static constexpr std::size_t min_blocks = 4;
-    /// A tile step (2 tdpbusd for 16 groups) requests the next group's V at about the rate per
-    /// cycle of VNNI's steps: the lines of 4 of their full steps of 16 vpdpbusd. VNNI's rate
-    /// per group, 16 times this step's work, came as a burst that held up the tile loads.
-    static constexpr std::size_t prefetch_steps = 4;
+    /// A tile step (2 tdpbusd for 16 groups) requests the lines of 8 full VNNI steps of the
+    /// next group's V: 8 lines at the pace of the cores with two 512-bit FMA pipes, which are
+    /// all that have AMX, as measured there (16 and 24 were no faster: docs/tuning.md). VNNI's
+    /// rate per group, 16 times this step's work, came as a burst that held up the tile loads.
+    static constexpr std::size_t prefetch_steps = 8;
 
     /// Rows the tiles are configured for on this thread; 0: released.
     static inline thread_local std::size_t configured_rows = 0;
