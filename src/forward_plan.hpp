@@ -46,9 +46,8 @@ struct ForwardPlan {
     /// Layered path: a sample's V of floats fills L2 or more, so on more than one thread the
     /// blocks run pipelined.
     bool pipelined = false;
-    /// Fused path: float lanes of FMA the core retires per cycle, which paces those requests
-    /// (0: the kernels' own 16).
-    std::size_t fma_lanes = 0;
+    /// Fused path: float lanes of FMA the core retires per cycle, which paces those requests.
+    std::size_t fma_lanes = default_fma_lanes;
 
     /// The fused kernels' part of the plan.
     [[nodiscard]] FusedBlocking fused() const {
@@ -65,7 +64,7 @@ inline std::size_t packed_weight_bytes(const Dims& d) {
 /// The plan for kernels of register tile mr × nr on a CPU with caches c, whose cores retire
 /// fma_lanes float lanes of FMA per cycle (src/dispatch.hpp).
 inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t mr, std::size_t nr,
-                                std::size_t fma_lanes = 16) {
+                                std::size_t fma_lanes = default_fma_lanes) {
     constexpr std::size_t f = sizeof(float);
     const std::size_t kc = std::max<std::size_t>(64, c.l1d / 2 / (mr * f) / 64 * 64);
     const std::size_t nc = std::max(nr, c.l2 / 2 / (kc * f) / nr * nr);
@@ -90,11 +89,12 @@ inline ForwardPlan plan_by_features(std::size_t B) { return {.layered = true, .k
 
 /// "layered: MC 120, NC 320, KC 768" (", pipelined" where it is) or "fused: KC 768, V prefetch
 /// 512 KiB" (0: the kernels' own; " at 32 FMA lanes a cycle" where the pace is not the
-/// kernels' own 16).
+/// default).
 inline std::string to_string(const ForwardPlan& p) {
     if (!p.layered)
         return "fused: KC " + std::to_string(p.kc) + ", V prefetch " + std::to_string(p.prefetch_limit / 1024) +
-               " KiB" + (p.fma_lanes > 16 ? " at " + std::to_string(p.fma_lanes) + " FMA lanes a cycle" : "");
+               " KiB" +
+               (p.fma_lanes != default_fma_lanes ? " at " + std::to_string(p.fma_lanes) + " FMA lanes a cycle" : "");
     return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc) +
            (p.pipelined ? ", pipelined" : "");
 }

@@ -94,7 +94,7 @@ struct Blocking {
     /// FMA per cycle: 16 on Haswell and Zen 4 (AVX-512 steps of 16 cycles, 2 lines; AVX2's of 6
     /// and NEON's: 1), 32 where two 512-bit FMA pipes run AVX-512 (steps of 8 cycles, 1 line;
     /// src/dispatch.hpp says which CPUs). Denser requests were slower (docs/tuning.md).
-    static constexpr std::size_t prefetch_lines(std::size_t fma_lanes = 16) {
+    static constexpr std::size_t prefetch_lines(std::size_t fma_lanes) {
         const std::size_t cycles = MR * nr_vectors * lanes / fma_lanes;
         return cycles / 8 > 1 ? cycles / 8 : 1;
     }

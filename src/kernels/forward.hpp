@@ -86,7 +86,7 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
     const std::size_t v_bytes = x.v_stride * sizeof(VT);
     const std::size_t limit = blocking.prefetch_limit > 0 ? blocking.prefetch_limit : B::prefetch_limit;
     const bool prefetch_v = v_bytes != 0 && G * v_bytes <= limit;
-    const std::size_t lines = B::prefetch_lines(blocking.fma_lanes > 0 ? blocking.fma_lanes : 16);
+    const std::size_t lines = B::prefetch_lines(blocking.fma_lanes);
     auto group = [&]<std::size_t M>(std::size_t g, std::integral_constant<std::size_t, M>) {
         if constexpr (M >= MR)
             if (prefetch_v && g + M < end) {

@@ -80,15 +80,19 @@ struct LinearBlocking {
     std::size_t kc, nc;
 };
 
+/// Float lanes of FMA a core retires per cycle unless its features say more
+/// (fma_lanes_per_cycle, src/dispatch.hpp): two 256-bit pipes, or Zen 4's one 512-bit.
+inline constexpr std::size_t default_fma_lanes = 16;
+
 /// Cache blocking of the fused forward, from the caches of the CPU at hand (src/forward_plan.hpp):
 /// KC inputs per slice of a Linear, and the most bytes of V a group requests for the next one
-/// while its Linears compute. 0 takes the kernels' constant (kernels/blocking.hpp). Neither
-/// changes a bit of the results.
+/// while its Linears compute. 0 takes the kernels' constant (kernels/blocking.hpp). None of
+/// them changes a bit of the results.
 struct FusedBlocking {
     std::size_t kc = 0, prefetch_limit = 0;
     /// Float lanes of FMA the core retires per cycle, which paces the V requests
-    /// (Blocking::prefetch_lines; 0: the kernels' own 16).
-    std::size_t fma_lanes = 0;
+    /// (Blocking::prefetch_lines).
+    std::size_t fma_lanes = default_fma_lanes;
 };
 
 /// The operands of a weighted sum a[r, j] = sum_l w[r, l] V_r[l, j]: `rows` rows of weights
