@@ -172,10 +172,15 @@ void quantize_bytes_simd(const float* x, std::size_t n, const RowQuant& rq, std:
     using I = vint<Arch>;
     const V inv(1.0f / rq.scale);
     const I zp(rq.zero_point);
-    for (std::size_t i = 0; i < body; i += lanes)
-        store_clamped_bytes<Arch, levels>(q + i, xsimd::nearbyint_as_int(V::load_unaligned(x + i) * inv) + zp);
-    for (std::size_t i = body; i < n; ++i) q[i] = quantize_value(x[i], rq, levels);
-    for (std::size_t i = n; i < round_up_group(n); ++i) q[i] = static_cast<std::uint8_t>(rq.zero_point);
+    auto bytes = [&](std::size_t i) { return xsimd::nearbyint_as_int(V::load_unaligned(x + i) * inv) + zp; };
+    std::size_t i = 0;
+    for (; i + 4 * lanes <= body; i += 4 * lanes) {
+        const I four[4] = {bytes(i), bytes(i + lanes), bytes(i + 2 * lanes), bytes(i + 3 * lanes)};
+        store_clamped_bytes4<Arch, levels>(q + i, four);
+    }
+    for (; i < body; i += lanes) store_clamped_bytes<Arch, levels>(q + i, bytes(i));
+    for (; i < n; ++i) q[i] = quantize_value(x[i], rq, levels);
+    for (; i < round_up_group(n); ++i) q[i] = static_cast<std::uint8_t>(rq.zero_point);
 }
 
 /// One part of quantized rows: row m's bytes at q + m * ld, its scale and zero point r[m].

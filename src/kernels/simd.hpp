@@ -121,5 +121,38 @@ inline void store_clamped_bytes(std::uint8_t* p, xsimd::batch<std::int32_t, Arch
     for (std::size_t i = 0; i < vfloat<Arch>::size; ++i) p[i] = static_cast<std::uint8_t>(lanes[i]);
 }
 
+/// Stores the lanes of v[0], ..., v[3], in that order, each clamped to [0, top], as bytes at p;
+/// every lane must be at most 32767 (quantize_bytes_simd's are at most about 2 x top). Where
+/// the CPU packs two vectors at once, four take three packs and a permute of the dwords back
+/// into order, against two narrowing uops and a store per vector one at a time.
+template <class Arch, int top>
+inline void store_clamped_bytes4(std::uint8_t* p, const xsimd::batch<std::int32_t, Arch> (&v)[4]) {
+    static_assert(top > 0 && top <= 255, "a byte");
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
+        static_assert(top == 255 || top == 127, "kernels/quantize.hpp: 8-bit or 7-bit activations");
+        // Signed dwords to words saturate to [0, 65535]; words below 32768 then to bytes in
+        // [0, 255] (unsigned) or [0, 127] (signed): the clamp. Each 128-bit lane k then holds
+        // v[j]'s lanes 4k..4k+3 in its dword j.
+        const __m512i w01 = _mm512_packus_epi32(v[0], v[1]), w23 = _mm512_packus_epi32(v[2], v[3]);
+        const __m512i bytes = top == 255 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+        const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+        _mm512_storeu_si512(p, _mm512_permutexvar_epi32(order, bytes));
+        return;
+    }
+#endif
+#if defined(__AVX2__)
+    if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) {
+        // As on AVX-512, with two 128-bit lanes: lane k holds v[j]'s lanes 4k..4k+3 in dword j.
+        const __m256i w01 = _mm256_packus_epi32(v[0], v[1]), w23 = _mm256_packus_epi32(v[2], v[3]);
+        const __m256i bytes = top == 255 ? _mm256_packus_epi16(w01, w23) : _mm256_packs_epi16(w01, w23);
+        const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm256_permutevar8x32_epi32(bytes, order));
+        return;
+    }
+#endif
+    for (std::size_t j = 0; j < 4; ++j) store_clamped_bytes<Arch, top>(p + j * vfloat<Arch>::size, v[j]);
+}
+
 } // namespace
 } // namespace myattn::detail
