@@ -377,6 +377,78 @@ TEST_CASE("kernels: weighted sum of wide rows (streamed), any alignment, any col
     }
 }
 
+TEST_CASE("kernels: weighted sum in row windows, V at any alignment, any column block, bitwise one FMA chain",
+          "[kernels][weighted_sum][each_isa]") {
+    // Rows shorter than the row stream's: the window path, whose loads start at V's first vector
+    // boundary where rows are wide enough (T: 10 x 256), with one unaligned vector before it and
+    // one after the last whole vector over columns computed twice; a V of several windows (5 x
+    // 1000: rows 4000 bytes apart) keeps the unaligned loads.
+    FOR_EACH_ISA(isa) {
+        const detail::KernelTable& t = detail::kernels_for(isa);
+        const std::size_t mr = t.mr;
+        for (auto [L, d] : {std::pair<std::size_t, std::size_t>{10, 256},
+                            {7, 128},
+                            {3, 129},
+                            {33, 200},
+                            {5, 1000},
+                            {1, 300},
+                            {2, 40}})
+            for (std::size_t shift : {0, 1, 4, 8, 13}) // floats past a 64-byte boundary
+                for (std::size_t rows : {std::size_t{1}, mr - 1, mr + 1}) {
+                    CAPTURE(L, d, shift, rows);
+                    std::mt19937_64 rng(L * 31 + d + shift * 7 + rows);
+                    const std::size_t ldw = L + 1, lda = d + 3;
+                    const std::vector<float> w = normal(rng, rows * ldw), V = normal(rng, rows * L * d);
+                    std::vector<float> buf(rows * L * d + 32);
+                    float* base = buf.data();
+                    while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
+                    std::copy(V.begin(), V.end(), base + shift);
+                    // Each row's sums over its own V, and every row's over the first one's.
+                    std::vector<float> want_each(rows * lda, sentinel), want_shared(rows * lda, sentinel);
+                    for (std::size_t r = 0; r < rows; ++r) {
+                        if (isa == Isa::scalar) { // the reference's own loops
+                            detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data() + r * L * d, L, d, d,
+                                                                  want_each.data() + r * lda);
+                            detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data(), L, d, d,
+                                                                  want_shared.data() + r * lda);
+                            continue;
+                        }
+                        for (std::size_t j = 0; j < d; ++j) {
+                            float each = 0.0f, shared = 0.0f;
+                            for (std::size_t l = 0; l < L; ++l) {
+                                each = std::fma(w[r * ldw + l], V[(r * L + l) * d + j], each);
+                                shared = std::fma(w[r * ldw + l], V[l * d + j], shared);
+                            }
+                            want_each[r * lda + j] = each;
+                            want_shared[r * lda + j] = shared;
+                        }
+                    }
+                    for (std::size_t v_stride : {L * d, std::size_t{0}}) {
+                        CAPTURE(v_stride);
+                        const std::vector<float>& want = v_stride != 0 ? want_each : want_shared;
+                        for (auto [j0, n] :
+                             {std::pair<std::size_t, std::size_t>{0, d}, {3, d - 5}, {d / 2, d - d / 2}}) {
+                            CAPTURE(j0, n);
+                            std::vector<float> a(rows * lda, sentinel), want_block(rows * lda, sentinel);
+                            for (std::size_t r = 0; r < rows; ++r)
+                                std::copy_n(want.data() + r * lda + j0, n, want_block.data() + r * lda + j0);
+                            t.weighted_sum({.rows = rows,
+                                            .w = w.data(),
+                                            .ldw = ldw,
+                                            .V = base + shift,
+                                            .v_stride = v_stride,
+                                            .L = L,
+                                            .d = d,
+                                            .a = a.data(),
+                                            .lda = lda},
+                                           {j0, j0 + n});
+                            check_same_bits("a", a, want_block);
+                        }
+                    }
+                }
+    }
+}
+
 TEST_CASE("kernels: forward gives a sample the same bits in any tile and any position",
           "[kernels][forward][each_isa]") {
     FOR_EACH_ISA(isa) {

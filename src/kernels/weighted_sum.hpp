@@ -74,6 +74,28 @@ void weighted_sum_columns(const float* w, std::size_t ldw, const VT* V, std::siz
             weighted_sum_columns<Arch, M, NB - 1, VT, EachV>(w, ldw, V, v_stride, rows, ldv, a, lda, col, end, resume);
 }
 
+/// Columns [0, n) over all `rows` rows of V (shared by the M samples, or M = 1), the sums
+/// from 0, with V's loads aligned: the vectors from V's first vector boundary on load aligned,
+/// and the columns before it and after the last whole vector take one unaligned vector each,
+/// over columns the aligned ones also compute (the same chains, so the same bits, stored
+/// twice). Where V is not aligned (16 bytes off a cache line, as malloc gives), every load would
+/// otherwise straddle two lines, which took the weighted sum 1.5 times as long from L2
+/// (docs/tuning.md). It runs where V's rows are whole vectors apart and at least twice
+/// in_flight vectors wide, so that the one extra vector costs little: shape T's 16 and 32
+/// gained, while S's 8 on AVX2 lost more than the aligned loads saved. Returns whether it ran.
+template <class Arch, std::size_t M, std::size_t NB, class VT>
+bool weighted_sum_aligned(const float* w, std::size_t ldw, const VT* V, std::size_t rows, std::size_t ldv, float* a,
+                          std::size_t lda, std::size_t n) {
+    constexpr std::size_t lanes = Blocking<Arch>::lanes;
+    if (n < 2 * Blocking<Arch>::in_flight * lanes || ldv % lanes != 0) return false;
+    const std::size_t head = (lanes - reinterpret_cast<std::uintptr_t>(V) / sizeof(VT) % lanes) % lanes,
+                      end = head + (n - head) / lanes * lanes;
+    if (head != 0) weighted_sum_tile<Arch, M, 1, VT>(w, ldw, V, 0, rows, ldv, a, lda, false);
+    weighted_sum_columns<Arch, M, NB, VT>(w, ldw, V, 0, rows, ldv, a, lda, head, end, false);
+    if (end != n) weighted_sum_tile<Arch, M, 1, VT>(w, ldw, V + n - lanes, 0, rows, ldv, a + n - lanes, lda, false);
+    return true;
+}
+
 /// One step of the row stream (weighted_sum_stream), rows [0, R) of a column block: each sum
 /// takes the R rows in order, so the chains are the one-row stream's, while the R rows (a page
 /// apart in shape X) stream side by side and, where Blocking::stream_requests, the next R rows'
@@ -155,11 +177,13 @@ void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t
     using B = Blocking<Arch>;
     if (M == 1 && d >= B::stream_row_values && ldv * sizeof(VT) % 64 == 0)
         return weighted_sum_stream<Arch>(w, V, L, d, ldv, a);
-    const std::size_t full = d - d % B::lanes;
+    constexpr std::size_t NB = B::nr_vectors * B::panels(M);
     const std::size_t block = M > 1 ? L : d * sizeof(VT) < B::window ? B::window / (d * sizeof(VT)) : 1;
+    if (block >= L && weighted_sum_aligned<Arch, M, NB>(w, ldw, V, L, ldv, a, lda, d)) return;
+    const std::size_t full = d - d % B::lanes;
     for (std::size_t l0 = 0; l0 < L; l0 += block)
-        weighted_sum_columns<Arch, M, B::nr_vectors * B::panels(M)>(
-            w + l0, ldw, V + l0 * ldv, 0, std::min(block, L - l0), ldv, a, lda, 0, full, l0 != 0);
+        weighted_sum_columns<Arch, M, NB>(w + l0, ldw, V + l0 * ldv, 0, std::min(block, L - l0), ldv, a, lda, 0, full,
+                                          l0 != 0);
     weighted_sum_tail(M, w, ldw, V, L, d, ldv, full, a, lda);
 }
 
