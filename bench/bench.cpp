@@ -26,8 +26,8 @@ namespace {
 
 // Uniform in [-1, 1) from a 64-bit LCG: hundreds of MiB are filled in well under a second,
 // and the values only need to be ordinary floats.
-std::vector<float> random_floats(std::size_t n, std::uint64_t seed) {
-    std::vector<float> v(n);
+Placed<float> random_floats(std::size_t n, std::uint64_t seed) {
+    Placed<float> v(n);
     std::uint64_t x = seed * 0x9E3779B97F4A7C15u + 1;
     for (float& f : v) {
         x = x * 6364136223846793005u + 1442695040888963407u;

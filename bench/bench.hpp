@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,14 +32,42 @@ std::vector<int> thread_counts();
 /// samples/s, GFLOP/s and GB/s of a forward over `batch` samples per iteration.
 void set_forward_counters(benchmark::State& state, const myattn::Dims& d, std::size_t batch);
 
-/// Random Q, K, V (uniform in [-1, 1)) for one shape and batch, and Parameters::random(dims, 1).
+/// n values of T starting 16 bytes past a 64-byte boundary, where glibc's malloc puts a large
+/// block (so a std::vector's data, a caller's usual input): the same place in every run. Left to
+/// the allocator, it varied with what earlier benchmarks had allocated and freed, and with it
+/// the time of every kernel whose vector loads then straddle two cache lines (docs/tuning.md).
+template <class T>
+class Placed {
+  public:
+    explicit Placed(std::size_t n) : storage_(n + 64 / sizeof(T)), size_(n) {
+        while (reinterpret_cast<std::uintptr_t>(storage_.data() + offset_) % 64 != 16) ++offset_;
+    }
+    Placed(Placed&&) noexcept = default; // the storage moves, and the offset into it stays right
+    Placed(const Placed&) = delete;
+    Placed& operator=(const Placed&) = delete;
+
+    T* data() { return storage_.data() + offset_; }
+    const T* data() const { return storage_.data() + offset_; }
+    std::size_t size() const { return size_; }
+    T* begin() { return data(); }
+    T* end() { return data() + size_; }
+    const T* begin() const { return data(); }
+    const T* end() const { return data() + size_; }
+
+  private:
+    std::vector<T> storage_;
+    std::size_t size_, offset_ = 0;
+};
+
+/// Random Q, K, V (uniform in [-1, 1)) for one shape and batch, each Placed, and
+/// Parameters::random(dims, 1).
 struct Workload {
     Workload(const NamedShape& shape, std::size_t batch);
 
     const NamedShape* shape;
     std::size_t batch;
     myattn::Parameters params;
-    std::vector<float> Q, K, V;
+    Placed<float> Q, K, V;
 
     myattn::ConstTensor q() const { return {Q.data(), {batch, 1, shape->dims.query_size}}; }
     myattn::ConstTensor k() const { return {K.data(), {batch, 1, shape->dims.key_size}}; }

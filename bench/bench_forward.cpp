@@ -48,9 +48,8 @@ void forward_myattn(benchmark::State& state, myattn::Isa isa, myattn::Precision 
     const myattn::Dims& d = shape->dims;
     std::vector<float> out(batch * d.output_size), weights(batch * d.value_size1);
     const myattn::ConstTensor V = shared_v ? myattn::ConstTensor{w.V.data(), {1, d.value_size1, d.value_size2}} : w.v();
-    std::vector<myattn::bfloat16> V_bf16;
+    Placed<myattn::bfloat16> V_bf16(bf16_v ? V.shape.numel() : 0);
     if (bf16_v) {
-        V_bf16.resize(V.shape.numel());
         std::transform(V.data, V.data + V_bf16.size(), V_bf16.begin(), [](float v) { return myattn::to_bfloat16(v); });
     }
     const myattn::TensorView<const myattn::bfloat16> Vb{V_bf16.data(), V.shape};
