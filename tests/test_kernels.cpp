@@ -381,8 +381,8 @@ TEST_CASE("kernels: weighted sum in row windows, V at any alignment, any column 
           "[kernels][weighted_sum][each_isa]") {
     // Rows shorter than the row stream's: the window path, whose loads start at V's first vector
     // boundary where rows are wide enough (T: 10 x 256), with one unaligned vector before it and
-    // one after the last whole vector over columns computed twice; a V of several windows (5 x
-    // 1000: rows 4000 bytes apart) keeps the unaligned loads.
+    // one after the last whole vector over columns computed twice; narrower rows (S: 32 x 64, 2 x
+    // 40) and a V of several windows (5 x 1000: rows 4000 bytes apart) keep the unaligned loads.
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);
         const std::size_t mr = t.mr;
@@ -392,7 +392,8 @@ TEST_CASE("kernels: weighted sum in row windows, V at any alignment, any column 
                             {33, 200},
                             {5, 1000},
                             {1, 300},
-                            {2, 40}})
+                            {2, 40},
+                            {32, 64}})
             for (std::size_t shift : {0, 1, 4, 8, 13}) // floats past a 64-byte boundary
                 for (std::size_t rows : {std::size_t{1}, mr - 1, mr + 1}) {
                     CAPTURE(L, d, shift, rows);
