@@ -44,6 +44,25 @@ std::vector<std::size_t> sizes(std::initializer_list<std::size_t> list) {
     return out;
 }
 
+// One sample's weighted sum over L rows of d floats at V, as `isa` computes it: the reference's
+// loops on scalar, else one FMA chain per output, in row order.
+void expected_weighted_sum(Isa isa, const float* w, const float* V, std::size_t L, std::size_t d, float* a) {
+    if (isa == Isa::scalar) return detail::reference_weighted_sum<float>(w, V, L, d, d, a);
+    for (std::size_t j = 0; j < d; ++j) {
+        float acc = 0.0f;
+        for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[l], V[l * d + j], acc);
+        a[j] = acc;
+    }
+}
+
+// A copy of V `shift` floats past a 64-byte boundary in buf (std::vector's allocator aligns to 16).
+float* placed_copy(std::vector<float>& buf, const std::vector<float>& V, std::size_t shift) {
+    buf.assign(V.size() + 32, 0.0f);
+    float* base = buf.data();
+    while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
+    return std::copy(V.begin(), V.end(), base + shift) - V.size();
+}
+
 } // namespace
 
 TEST_CASE("kernels: softmax of every length 1..130, within its bound, inside its row", "[kernels][softmax][each_isa]") {
@@ -288,17 +307,8 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
                                 .lda = lda},
                                {0, d});
                 std::vector<float> want(rows * lda, sentinel); // sentinels past each row's d results
-                for (std::size_t r = 0; r < rows; ++r) {
-                    float* wr = want.data() + r * lda;
-                    if (isa == Isa::scalar)
-                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data(), L, d, d, wr);
-                    else
-                        for (std::size_t j = 0; j < d; ++j) {
-                            float acc = 0.0f;
-                            for (std::size_t l = 0; l < L; ++l) acc = std::fma(w[r * ldw + l], V[l * d + j], acc);
-                            wr[j] = acc;
-                        }
-                }
+                for (std::size_t r = 0; r < rows; ++r)
+                    expected_weighted_sum(isa, w.data() + r * ldw, V.data(), L, d, want.data() + r * lda);
                 check_same_bits("a with V shared", shared_a, want);
                 check_same_bits("a with V copied per row", copied_a, want);
             }
@@ -318,16 +328,13 @@ TEST_CASE("kernels: weighted sum of wide rows (streamed), any alignment, any col
                 std::mt19937_64 rng(L * 7 + d + shift);
                 const std::size_t rows = 2, ldw = L + 2, lda = d + 5;
                 const std::vector<float> w = normal(rng, rows * ldw), V = normal(rng, rows * L * d);
-                // A buffer whose start is 64-byte aligned (std::vector's allocator aligns to 16).
-                std::vector<float> buf(rows * L * d + 32);
-                float* base = buf.data();
-                while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
-                std::copy(V.begin(), V.end(), base + shift);
+                std::vector<float> buf;
+                const float* placed = placed_copy(buf, V, shift);
                 std::vector<float> a(rows * lda, sentinel);
                 t.weighted_sum({.rows = rows,
                                 .w = w.data(),
                                 .ldw = ldw,
-                                .V = base + shift,
+                                .V = placed,
                                 .v_stride = L * d,
                                 .L = L,
                                 .d = d,
@@ -335,17 +342,8 @@ TEST_CASE("kernels: weighted sum of wide rows (streamed), any alignment, any col
                                 .lda = lda},
                                {0, d});
                 std::vector<float> want(rows * lda, sentinel); // sentinels past each row's d results
-                for (std::size_t r = 0; r < rows; ++r) {
-                    float* wr = want.data() + r * lda;
-                    if (isa == Isa::scalar)
-                        detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data() + r * L * d, L, d, d, wr);
-                    else
-                        for (std::size_t j = 0; j < d; ++j) {
-                            wr[j] = 0.0f;
-                            for (std::size_t l = 0; l < L; ++l)
-                                wr[j] = std::fma(w[r * ldw + l], V[(r * L + l) * d + j], wr[j]);
-                        }
-                }
+                for (std::size_t r = 0; r < rows; ++r)
+                    expected_weighted_sum(isa, w.data() + r * ldw, V.data() + r * L * d, L, d, want.data() + r * lda);
                 check_same_bits("a", a, want);
                 for (std::size_t r = 0; r < rows; ++r) {
                     CAPTURE(r);
@@ -360,7 +358,7 @@ TEST_CASE("kernels: weighted sum of wide rows (streamed), any alignment, any col
                         t.weighted_sum({.rows = 1,
                                         .w = w.data() + r * ldw,
                                         .ldw = ldw,
-                                        .V = base + shift + r * L * d,
+                                        .V = placed + r * L * d,
                                         .v_stride = 0,
                                         .L = L,
                                         .d = d,
@@ -400,29 +398,14 @@ TEST_CASE("kernels: weighted sum in row windows, V at any alignment, any column 
                     std::mt19937_64 rng(L * 31 + d + shift * 7 + rows);
                     const std::size_t ldw = L + 1, lda = d + 3;
                     const std::vector<float> w = normal(rng, rows * ldw), V = normal(rng, rows * L * d);
-                    std::vector<float> buf(rows * L * d + 32);
-                    float* base = buf.data();
-                    while (reinterpret_cast<std::uintptr_t>(base) % 64 != 0) ++base;
-                    std::copy(V.begin(), V.end(), base + shift);
+                    std::vector<float> buf;
+                    const float* placed = placed_copy(buf, V, shift);
                     // Each row's sums over its own V, and every row's over the first one's.
                     std::vector<float> want_each(rows * lda, sentinel), want_shared(rows * lda, sentinel);
                     for (std::size_t r = 0; r < rows; ++r) {
-                        if (isa == Isa::scalar) { // the reference's own loops
-                            detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data() + r * L * d, L, d, d,
-                                                                  want_each.data() + r * lda);
-                            detail::reference_weighted_sum<float>(w.data() + r * ldw, V.data(), L, d, d,
-                                                                  want_shared.data() + r * lda);
-                            continue;
-                        }
-                        for (std::size_t j = 0; j < d; ++j) {
-                            float each = 0.0f, shared = 0.0f;
-                            for (std::size_t l = 0; l < L; ++l) {
-                                each = std::fma(w[r * ldw + l], V[(r * L + l) * d + j], each);
-                                shared = std::fma(w[r * ldw + l], V[l * d + j], shared);
-                            }
-                            want_each[r * lda + j] = each;
-                            want_shared[r * lda + j] = shared;
-                        }
+                        expected_weighted_sum(isa, w.data() + r * ldw, V.data() + r * L * d, L, d,
+                                              want_each.data() + r * lda);
+                        expected_weighted_sum(isa, w.data() + r * ldw, V.data(), L, d, want_shared.data() + r * lda);
                     }
                     for (std::size_t v_stride : {L * d, std::size_t{0}}) {
                         CAPTURE(v_stride);
@@ -436,7 +419,7 @@ TEST_CASE("kernels: weighted sum in row windows, V at any alignment, any column 
                             t.weighted_sum({.rows = rows,
                                             .w = w.data(),
                                             .ldw = ldw,
-                                            .V = base + shift,
+                                            .V = placed,
                                             .v_stride = v_stride,
                                             .L = L,
                                             .d = d,
