@@ -79,6 +79,21 @@ class CpuNames(unittest.TestCase):
                                       "@ 1.30GHz", "CPU family": "6", "Model": "126"}), "intel-core-i7-1065g7")
         self.assertEqual(br.cpu_name({}), "unknown-cpu")
 
+    def test_a_guest_that_hides_features_gets_a_report_of_its_own(self):
+        amx = "avx2 fma avx512f avx512_vnni amx_tile amx_int8 amx_granted"
+        with tempfile.TemporaryDirectory() as d:
+            base = "intel-xeon-emerald-rapids"
+            self.assertEqual(br.report_name(d, base, set(amx.split())), base)  # no report yet
+            with open(os.path.join(d, base + ".md"), "w") as f:
+                f.write(f"# Performance\n\n## Machine\n\n- CPU features seen by myattn: {amx}\n")
+            self.assertEqual(br.report_name(d, base, set(amx.split())), base)
+            # A newer build that names one more feature refreshes the same report.
+            self.assertEqual(br.report_name(d, base, set(amx.split()) | {"avx512_fp16"}), base)
+            hidden = set("avx2 fma avx512f avx512_vnni avx512_fp16".split())
+            self.assertEqual(br.report_name(d, base, hidden), base + "-without-amx")
+            self.assertEqual(br.report_name(d, base, hidden - {"avx512_vnni"}), base + "-without-amx-avx512-vnni")
+            self.assertEqual(br.report_name(d, base, set()), base)  # a run that does not say what it saw
+
 
 class Bounds(unittest.TestCase):
     def setUp(self):
