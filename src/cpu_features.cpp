@@ -70,6 +70,13 @@ CpuFeatures detect() {
         f.avx_vnni = bit(eax, 4);
         f.avx512_bf16 = zmm_saved && bit(eax, 5);
     }
+    // AMD's performance-optimization leaf says how wide the FP datapath is: bit 2 (FP256) on Zen 4,
+    // which splits each 512-bit operation in two halves; bit 3 on Zen 5 cores with full-width units.
+    // Intel CPUs have no such leaf (the maximum extended leaf is below it).
+    constexpr unsigned amd_perf_leaf = 0x8000001A;
+    if (f.avx512f && __get_cpuid_max(0x80000000, nullptr) >= amd_perf_leaf &&
+        __get_cpuid(amd_perf_leaf, &eax, &ebx, &ecx, &edx))
+        f.fp512 = bit(eax, 3);
     return f;
 }
 #elif defined(__aarch64__)
@@ -112,6 +119,7 @@ std::string to_string(const CpuFeatures& f) {
     add(f.avx_vnni, "avx_vnni");
     add(f.avx512_bf16, "avx512_bf16");
     add(f.avx512_fp16, "avx512_fp16");
+    add(f.fp512, "fp512");
     add(f.amx_tile, "amx_tile");
     add(f.amx_int8, "amx_int8");
     add(f.amx_granted, "amx_granted");

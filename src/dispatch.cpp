@@ -122,7 +122,7 @@ const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Imp
 }
 
 std::size_t fma_lanes_per_cycle(const CpuFeatures& cpu, Isa isa) noexcept {
-    return isa == Isa::avx512 && cpu.avx512_fp16 ? 2 * default_fma_lanes : default_fma_lanes;
+    return isa == Isa::avx512 && (cpu.avx512_fp16 || cpu.fp512) ? 2 * default_fma_lanes : default_fma_lanes;
 }
 
 const KernelTable& kernels_for(Isa isa, Precision p) {

@@ -37,10 +37,10 @@ const Implementation* choose_kernels(const CpuFeatures& cpu, std::span<const Imp
                                      Precision p) noexcept;
 
 /// Float lanes of FMA a core with features `cpu` retires per cycle with `isa`'s vectors, which
-/// paces the fused kernels' V requests (Blocking::prefetch_lines): 32 with AVX-512 on CPUs with
-/// AVX512-FP16 (Intel's Sapphire Rapids and later, every core two 512-bit FMA pipes), else 16
-/// (two 256-bit pipes, or Zen 4's one 512-bit). Zen 5 has two 512-bit pipes too, but keeps 16,
-/// the rate it was measured at (docs/tuning.md).
+/// paces the fused kernels' V requests (Blocking::prefetch_lines): 32 with AVX-512 where a core
+/// has two 512-bit FMA pipes, which AVX512-FP16 says of Intel's (Sapphire Rapids and later) and
+/// the FP512 datapath of AMD's (Zen 5); else 16 (two 256-bit pipes, or Zen 4's 512-bit operations
+/// split in halves).
 std::size_t fma_lanes_per_cycle(const CpuFeatures& cpu, Isa isa) noexcept;
 
 /// The kernels of `isa` at precision p on this CPU; throws IsaError if the ISA is not runnable

@@ -71,7 +71,11 @@ TEST_CASE("dispatch: the FMA rate that paces the V requests comes from the featu
     CpuFeatures sapphire_rapids = zen4();
     sapphire_rapids.avx512_fp16 = true;
     CHECK(detail::fma_lanes_per_cycle(sapphire_rapids, Isa::avx512) == 32);
-    // Its ymm FMAs (AVX2 forced), Zen 4's zmm on 256-bit units, and Haswell: 16.
+    CpuFeatures zen5 = zen4();
+    zen5.fp512 = true;
+    CHECK(detail::fma_lanes_per_cycle(zen5, Isa::avx512) == 32);
+    CHECK(detail::fma_lanes_per_cycle(zen5, Isa::avx2) == 16);
+    // Their ymm FMAs (AVX2 forced), Zen 4's zmm on 256-bit units, and Haswell: 16.
     CHECK(detail::fma_lanes_per_cycle(sapphire_rapids, Isa::avx2) == 16);
     CHECK(detail::fma_lanes_per_cycle(zen4(), Isa::avx512) == 16);
     CHECK(detail::fma_lanes_per_cycle(haswell(), Isa::avx2) == 16);

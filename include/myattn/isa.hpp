@@ -52,6 +52,7 @@ struct CpuFeatures {
     bool avx_vnni = false;    // vpdpbusd on ymm, VEX-encoded (and AVX state)
     bool avx512_bf16 = false; // vdpbf16ps, vcvtne2ps2bf16 (and AVX-512 state)
     bool avx512_fp16 = false; // AVX512-FP16 (and AVX-512 state): Intel's cores from Sapphire Rapids on
+    bool fp512 = false;       // AMD: AVX-512 runs on a 512-bit wide FP datapath (Zen 5's desktop and server cores)
     bool amx_tile = false;    // AMX tiles: ldtilecfg, tileloadd, tilestored (and the OS saves their state)
     bool amx_int8 = false;    // AMX tdpbusd: u8 x s8 tile dot products (and AMX tile state)
     bool amx_granted = false; // the OS lets this process use the AMX tile data (Linux: arch_prctl)
