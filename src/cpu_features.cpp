@@ -72,11 +72,8 @@ CpuFeatures detect() {
     }
     // AMD's performance-optimization leaf says how wide the FP datapath is: bit 2 (FP256) on Zen 4,
     // which splits each 512-bit operation in two halves; bit 3 on Zen 5 cores with full-width units.
-    // Intel CPUs have no such leaf (the maximum extended leaf is below it).
-    constexpr unsigned amd_perf_leaf = 0x8000001A;
-    if (f.avx512f && __get_cpuid_max(0x80000000, nullptr) >= amd_perf_leaf &&
-        __get_cpuid(amd_perf_leaf, &eax, &ebx, &ecx, &edx))
-        f.fp512 = bit(eax, 3);
+    // Intel CPUs have no such leaf: __get_cpuid checks the maximum extended leaf and fails.
+    if (f.avx512f && __get_cpuid(0x8000001A, &eax, &ebx, &ecx, &edx)) f.fp512 = bit(eax, 3);
     return f;
 }
 #elif defined(__aarch64__)
