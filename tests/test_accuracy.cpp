@@ -180,11 +180,16 @@ TEST_CASE("accuracy: bf16 within PyTorch bf16 autocast's error, every regime, V 
         std::vector<double> ratios;
         for (const Case& c : cases()) {
             CAPTURE(c.name);
-            const auto [p, in, ex] = load(c);
+            // Named references, not structured bindings: clang 14 cannot capture bindings in lambdas.
+            const Loaded loaded = load(c);
+            const Parameters& p = loaded.p;
+            const safetensors::TensorMap &in = loaded.in, &ex = loaded.ex;
             const Dims& d = p.dims();
             // Through the table, so that every bf16 kernel set runs here (MyAttn runs the one
             // dispatch picks: tests/test_bf16.cpp).
-            const auto [packed, layout] = myattn::test::pack_weights(t, p);
+            const myattn::test::PackedWeights pw = myattn::test::pack_weights(t, p);
+            const auto& packed = pw.data;
+            const auto& layout = pw.layout;
             const std::vector<float>& V = in.at("V").data;
             std::vector<bfloat16> Vb(V.size());
             std::transform(V.begin(), V.end(), Vb.begin(), [](float v) { return to_bfloat16(v); });

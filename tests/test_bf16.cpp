@@ -325,7 +325,10 @@ TEST_CASE("bf16: a bf16 V gives the float V's bits through MyAttn and the layere
         REQUIRE(attn.precision() == Precision::bf16);
         const detail::KernelTable& t = detail::kernels_for(isa, Precision::bf16); // the ones MyAttn runs
         REQUIRE(attn.kernel_id() == t.id);
-        const auto [packed, layout] = pack_weights(t, p);
+        // Named references, not structured bindings: clang 14 cannot capture bindings in lambdas.
+        const PackedWeights pw = pack_weights(t, p);
+        const auto& packed = pw.data;
+        const auto& layout = pw.layout;
         // Two blocks of 2 * MR + 3 samples: pipelined on 2 threads (MR > 1), each block's V as bf16.
         const detail::ForwardPlan plan{.layered = true, .kc = 16, .nc = 2 * t.nr, .mc = 2 * t.mr, .pipelined = true};
         for (std::size_t B : {std::size_t(1), 2 * t.mr + 3})

@@ -186,7 +186,10 @@ TEST_CASE("concurrency: results are bitwise the same for any thread count, tilin
         const Inputs x1 = random_inputs(detail::shape_X, 1, false, false, 22),
                      x3 = random_inputs(detail::shape_X, 3, false, true, 22);
         const std::pair<const MyAttn*, const Inputs*> cases[] = {{&attn, &x}, {&x_attn, &x1}, {&x_attn, &x3}};
-        for (const auto& [a, in] : cases) {
+        // Plain pointers, not a structured binding: clang 14 cannot capture bindings in lambdas.
+        for (const auto& c : cases) {
+            const MyAttn* a = c.first;
+            const Inputs* in = c.second;
             const Dims& dims = a->dims();
             std::vector<ForwardResult> results;
             for (int n : {1, 2, 4}) {

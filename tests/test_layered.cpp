@@ -224,7 +224,10 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
                                                                 {pipelined(3), 3},
                                                                 {pipelined(13), 2},
                                                                 {detail::plan_by_features(B), 2}};
-            for (const auto& [plan, threads] : runs) {
+            for (const auto& run : runs) {
+                // Named, not structured bindings: clang 14 cannot capture bindings in lambdas.
+                const detail::ForwardPlan& plan = run.first;
+                const int threads = run.second;
                 CAPTURE(B, shared, plan.kc, plan.nc, plan.mc, threads);
                 std::vector<float> o(out.size()), a(weights.size());
                 std::vector<float> s(detail::layered_scratch_size(d, plan, B, t.mr, static_cast<std::size_t>(threads)));
