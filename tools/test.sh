@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 # with the int8 and bf16 kernels: about 29 minutes in all before the first cuts (the shared
 # release tree for install, TSan on the scalar kernels, 30 s of fuzzing, the sanitizer builds'
 # kernel objects at -O1), 23.5 minutes after them; 37 minutes later on a Zen 5 guest before the
-# ASan tree moved to clang 14 and took the fuzz targets in, 17.3 minutes after (docs/tuning.md). The bracketed figures are the latest
-# measured. The total must stay under 30 minutes: keep new tests cheap, above all under qemu,
-# and mind the sanitizer build, which compiles every kernel at every precision.
+# ASan tree moved to clang 14 and took the fuzz targets in, 17.3 minutes after
+# (docs/tuning.md). The bracketed figures are the latest measured. The total must stay under
+# 30 minutes: keep new tests cheap, above all under qemu, and mind the sanitizer build, which
+# compiles every kernel at every precision.
 stages=(
   tools/ci/format.sh # every tracked C++ file as .clang-format lays it out [11 s]
   tools/ci/optional-peers.sh # the default configure passes with libdnnl-dev but no OpenCL (peer off, one line) [25 s]
