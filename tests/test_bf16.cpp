@@ -211,7 +211,7 @@ TEST_CASE("bf16: weighted sum of a bf16 V is bitwise the f32 one of the same val
         REQUIRE(f.weighted_sum_bf16v == nullptr);
         // Tails of every width, windows of rows (1030 values: rows not whole lines; 300 values:
         // 40 rows span two windows, the second's sums resuming from the first's), and rows
-        // streamed (1024 values and more, whole lines), stream_rows (4 or 8) side by side and the
+        // streamed (1024 values and more, whole lines), stream_rows (8) side by side and the
         // rest one by one.
         constexpr std::pair<std::size_t, std::size_t> sizes[] = {{7, 1},    {33, 19},  {5, 64},    {130, 47}, {40, 300},
                                                                  {3, 1030}, {9, 1024}, {19, 1024}, {2, 2080}};

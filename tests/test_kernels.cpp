@@ -317,8 +317,8 @@ TEST_CASE("kernels: weighted sum, shared V bitwise equal to per-sample copies an
 
 TEST_CASE("kernels: weighted sum of wide rows (streamed), any alignment, any column block, bitwise one FMA chain",
           "[kernels][weighted_sum][each_isa]") {
-    // Rows of 1024 values and more, whole cache lines: the row stream (stream_rows side by side,
-    // 4 or 8, then the rest one by one: L = 9 and 19), whose sums sit in a buffer aligned like
+    // Rows of 1024 values and more, whole cache lines: the row stream (stream_rows, 8, side by
+    // side, then the rest one by one: L = 9 and 19), whose sums sit in a buffer aligned like
     // V, with scalar columns before V's first line boundary and after its last.
     FOR_EACH_ISA(isa) {
         const detail::KernelTable& t = detail::kernels_for(isa);

@@ -76,13 +76,12 @@ struct Blocking {
     static constexpr std::size_t stream_row_values = 1024;
     /// Columns of the row stream's sums at once, in a stack buffer: 4 KiB, a quarter of L1.
     static constexpr std::size_t stream_columns = 1024;
-    /// Rows the row stream reads side by side (each sum still takes them in order), and whether
-    /// it requests the next rows' lines ahead: several streams a page apart keep more of V in
-    /// flight than one. Four rows with requests helped on Emerald Rapids (AVX-512); AVX2 runs
-    /// only where AVX-512 does not, and there (Zen 3) eight rows without requests read V
-    /// faster (docs/tuning.md).
-    static constexpr std::size_t stream_rows = lanes == 8 ? 8 : 4;
-    static constexpr bool stream_requests = lanes != 8;
+    /// Rows the row stream reads side by side, each sum still taking them in order: several
+    /// streams a page apart keep more of V in flight than one, and the hardware prefetchers
+    /// follow them without requests of ours. Eight rows, on every ISA: measured fastest on Zen 3
+    /// (AVX2) and Zen 5 (AVX-512), level with four rows and requests on Emerald Rapids
+    /// (docs/tuning.md); NEON is not timed.
+    static constexpr std::size_t stream_rows = 8;
 
     /// The fused forward requests the next group's V during this group's Linears, when it is at
     /// most a quarter of L2 (shapes S and T; X's 16 MiB could not wait in cache): of the

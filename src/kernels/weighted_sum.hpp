@@ -98,9 +98,8 @@ bool weighted_sum_aligned(const float* w, std::size_t ldw, const VT* V, std::siz
 
 /// One step of the row stream (weighted_sum_stream), rows [0, R) of a column block: each sum
 /// takes the R rows in order, so the chains are the one-row stream's, while the R rows (a page
-/// apart in shape X) stream side by side and, where Blocking::stream_requests, the next R rows'
-/// lines are requested ahead (prefetcht1): several streams at once kept more lines in flight
-/// than one (docs/tuning.md).
+/// apart in shape X) stream side by side: several streams at once kept more lines in flight than
+/// one (docs/tuning.md).
 template <class Arch, std::size_t R, class VT>
 [[gnu::always_inline]] inline void stream_step(const float* w, const VT* row, std::size_t ldv, float* sum,
                                                std::size_t head, std::size_t body_end, std::size_t n) {
@@ -112,9 +111,6 @@ template <class Arch, std::size_t R, class VT>
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < R; ++r) wr[r] = vf(w[r]);
     for (std::size_t j = head; j < body_end; j += lanes) {
-        if constexpr (Blocking<Arch>::stream_requests)
-#pragma GCC unroll 8
-            for (std::size_t r = 0; r < R; ++r) __builtin_prefetch(row + (R + r) * ldv + j, 0, 2);
         vf s = vf::load_aligned(sum + j);
 #pragma GCC unroll 8
         for (std::size_t r = 0; r < R; ++r) s = fmadd<Arch>(wr[r], load_values<Arch>(row + r * ldv + j), s);
