@@ -78,10 +78,16 @@ struct Blocking {
     static constexpr std::size_t stream_columns = 1024;
     /// Rows the row stream reads side by side, each sum still taking them in order: several
     /// streams a page apart keep more of V in flight than one, and the hardware prefetchers
-    /// follow them without requests of ours. Eight rows, on every ISA: measured fastest on Zen 3
-    /// (AVX2) and Zen 5 (AVX-512), level with four rows and requests on Emerald Rapids
-    /// (docs/tuning.md); NEON is not timed.
-    static constexpr std::size_t stream_rows = 8;
+    /// follow them without requests of ours. Eight rows of float32, on every ISA: measured
+    /// fastest on Zen 3 (AVX2) and Zen 5 (AVX-512), level with four rows and requests on
+    /// Emerald Rapids; NEON is not timed. A step of a bf16 V reads half the bytes a row, so it
+    /// takes twice the rows, the same bytes a step, where their broadcast weights fit in half
+    /// the register file (not AVX2's 16: spilled, they cost more than the rows gained): eight
+    /// bf16 rows read V at about half the float stream's rate on Zen 5 (docs/tuning.md).
+    template <class VT>
+    static constexpr std::size_t stream_rows = 8 * sizeof(float) / sizeof(VT) <= registers / 2
+                                                   ? 8 * sizeof(float) / sizeof(VT)
+                                                   : 8;
 
     /// The fused forward requests the next group's V during this group's Linears, when it is at
     /// most a quarter of L2 (shapes S and T; X's 16 MiB could not wait in cache): of the

@@ -108,11 +108,11 @@ template <class Arch, std::size_t R, class VT>
     for (std::size_t j = 0; j < head; ++j)
         for (std::size_t r = 0; r < R; ++r) sum[j] = std::fma(w[r], value_of(row[r * ldv + j]), sum[j]);
     vf wr[R];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (std::size_t r = 0; r < R; ++r) wr[r] = vf(w[r]);
     for (std::size_t j = head; j < body_end; j += lanes) {
         vf s = vf::load_aligned(sum + j);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (std::size_t r = 0; r < R; ++r) s = fmadd<Arch>(wr[r], load_values<Arch>(row + r * ldv + j), s);
         s.store_aligned(sum + j);
     }
@@ -121,7 +121,7 @@ template <class Arch, std::size_t R, class VT>
 }
 
 /// Columns [0, d) of one sample's V (L rows, ldv values apart: whole 64-byte lines) streamed
-/// down the rows, Blocking::stream_rows of them side by side, in order:
+/// down the rows, Blocking::stream_rows<VT> of them side by side, in order:
 /// a[j] = fma(w_l, V[l, j], a[j]) for each l, the register tile's chains. The sums build in a
 /// stack buffer laid out like V's rows modulo a cache line, so that the loads of V and of the
 /// sums, and the stores of the sums, are all aligned (V 16 bytes off a line, as malloc gives,
@@ -131,7 +131,7 @@ template <class Arch, std::size_t R, class VT>
 template <class Arch, class VT>
 void weighted_sum_stream(const float* w, const VT* V, std::size_t L, std::size_t d, std::size_t ldv, float* a) {
     constexpr std::size_t lanes = Blocking<Arch>::lanes, line = 64 / sizeof(VT), sum_line = 64 / sizeof(float),
-                          cols = Blocking<Arch>::stream_columns, R = Blocking<Arch>::stream_rows;
+                          cols = Blocking<Arch>::stream_columns, R = Blocking<Arch>::template stream_rows<VT>;
     alignas(64) float buffer[cols + sum_line];
     // Values from V to its first line boundary: the same in every row and column block.
     const std::size_t to_line = (line - reinterpret_cast<std::uintptr_t>(V) / sizeof(VT) % line) % line;
@@ -165,8 +165,7 @@ void weighted_sum_tail(std::size_t rows, const float* w, std::size_t ldw, const 
 /// goes down its rows (weighted_sum_stream) when they are long, else in blocks of rows spanning
 /// at most Blocking::window bytes; one shared by a group (M > 1) is reused from cache, so each
 /// column block runs down all of it. Whether rows are long is counted in values, not bytes: a
-/// bf16 V of shape X (rows of 2 KiB) streams too, its sums reloaded once per stream_rows x 32
-/// bytes of V (docs/tuning.md).
+/// bf16 V of shape X (rows of 2 KiB) streams too, twice the rows side by side (docs/tuning.md).
 template <class Arch, std::size_t M, class VT>
 void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d, std::size_t ldv,
                        float* a, std::size_t lda) {
