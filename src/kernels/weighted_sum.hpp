@@ -165,7 +165,8 @@ void weighted_sum_tail(std::size_t rows, const float* w, std::size_t ldw, const 
 /// goes down its rows (weighted_sum_stream) when they are long, else in blocks of rows spanning
 /// at most Blocking::window bytes; one shared by a group (M > 1) is reused from cache, so each
 /// column block runs down all of it. Whether rows are long is counted in values, not bytes: a
-/// bf16 V of shape X (rows of 2 KiB) streams too, twice the rows side by side (docs/tuning.md).
+/// bf16 V of shape X (rows of 2 KiB) streams too, Blocking::stream_rows<VT> rows side by side
+/// (docs/tuning.md).
 template <class Arch, std::size_t M, class VT>
 void weighted_sum_rows(const float* w, std::size_t ldw, const VT* V, std::size_t L, std::size_t d, std::size_t ldv,
                        float* a, std::size_t lda) {
