@@ -211,8 +211,8 @@ TEST_CASE("bf16: weighted sum of a bf16 V is bitwise the f32 one of the same val
         REQUIRE(f.weighted_sum_bf16v == nullptr);
         // Tails of every width, windows of rows (1030 values: rows not whole lines; 300 values:
         // 40 rows span two windows, the second's sums resuming from the first's), and rows
-        // streamed (1024 values and more, whole lines), stream_rows side by side (16 rows of
-        // bf16 but on AVX2, whose float stream reads 8) and the rest one by one: the same chains.
+        // streamed (1024 values and more, whole lines), stream_rows side by side (16 bf16 rows,
+        // 8 on AVX2) and the rest one by one: the same chains as the float stream's 8 rows.
         constexpr std::pair<std::size_t, std::size_t> sizes[] = {{7, 1},    {33, 19},  {5, 64},    {130, 47}, {40, 300},
                                                                  {3, 1030}, {9, 1024}, {19, 1024}, {2, 2080}};
         for (auto [L, d] : sizes)

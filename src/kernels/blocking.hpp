@@ -81,13 +81,15 @@ struct Blocking {
     /// follow them without requests of ours. Eight rows of float32, on every ISA: measured
     /// fastest on Zen 3 (AVX2) and Zen 5 (AVX-512), level with four rows and requests on
     /// Emerald Rapids; NEON is not timed. A step of a bf16 V reads half the bytes a row, so it
-    /// takes twice the rows, the same bytes a step, where their broadcast weights fit in half
-    /// the register file (not AVX2's 16: spilled, they cost more than the rows gained): eight
+    /// takes as many rows as read a float step's bytes, where their broadcast weights fit in
+    /// half the register file (AVX2's 16 keep eight: sixteen measured no faster there): eight
     /// bf16 rows read V at about half the float stream's rate on Zen 5 (docs/tuning.md).
+    static constexpr std::size_t float_stream_rows = 8;
     template <class VT>
-    static constexpr std::size_t stream_rows = 8 * sizeof(float) / sizeof(VT) <= registers / 2
-                                                   ? 8 * sizeof(float) / sizeof(VT)
-                                                   : 8;
+    static constexpr std::size_t stream_rows = [] {
+        const std::size_t same_bytes = float_stream_rows * sizeof(float) / sizeof(VT);
+        return same_bytes <= registers / 2 ? same_bytes : float_stream_rows;
+    }();
 
     /// The fused forward requests the next group's V during this group's Linears, when it is at
     /// most a quarter of L2 (shapes S and T; X's 16 MiB could not wait in cache): of the
