@@ -102,7 +102,6 @@ void forward_fused(benchmark::State& state, myattn::Isa isa, const NamedShape* s
                                                packed.data());
     std::vector<float> out(batch * d.output_size), weights(batch * d.value_size1);
     const std::size_t rows = detail::rows_per_tile(d, batch, k.mr, 1);
-    const detail::FusedBlocking fused_blocking = plan_of(isa, d).fused();
     detail::AlignedBuffer scratch(k.scratch_size(d, rows));
     const detail::Batch x{.B = batch,
                           .Q = w.Q.data(),
@@ -112,6 +111,7 @@ void forward_fused(benchmark::State& state, myattn::Isa isa, const NamedShape* s
                           .v_stride = shared_v ? 0 : d.value_size1 * d.value_size2,
                           .output = out.data(),
                           .attn_weights = weights.data()};
+    const detail::FusedBlocking fused_blocking = plan_of(isa, d).fused(detail::input_bytes(d, x));
     for (auto _ : state) {
         for (std::size_t b = 0; b < batch; b += rows)
             k.forward(d, layout, packed.data(), x, {b, std::min(batch, b + rows)}, fused_blocking, scratch.data());

@@ -240,11 +240,12 @@ void run(const KernelTable& kernels, const Dims& dims, const PackedLayout& layou
     // A batch of at most one group is one tile: no cache arithmetic, no division (S at B = 1).
     const std::size_t rows = B <= kernels.mr ? B : detail::rows_per_tile(dims, B, kernels.mr, threads);
     const std::size_t tiles = rows == B ? 1 : (B + rows - 1) / rows;
+    const detail::FusedBlocking blocking = plan.fused(detail::input_bytes(dims, batch));
     auto run_tiles = [&](std::size_t first, std::size_t last) {
         float* scratch = thread_scratch(kernels.scratch_size(dims, rows));
         for (std::size_t t = first; t < last; ++t)
             detail::forward_with(kernels, dims, layout, packed, batch, {t * rows, std::min(B, (t + 1) * rows)},
-                                 plan.fused(), scratch);
+                                 blocking, scratch);
     };
 #ifdef MYATTN_WITH_TBB
     if (tiles > 1) {

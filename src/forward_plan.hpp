@@ -48,12 +48,26 @@ struct ForwardPlan {
     bool pipelined = false;
     /// Fused path: float lanes of FMA the core retires per cycle, which paces those requests.
     std::size_t fma_lanes = default_fma_lanes;
+    /// Fused path: a batch with more bytes of inputs than this (half of L3) comes from memory,
+    /// and the requests take the next group's Q and K rows too (0: never).
+    std::size_t inputs_in_cache = 0;
 
-    /// The fused kernels' part of the plan.
-    [[nodiscard]] FusedBlocking fused() const {
-        return {.kc = kc, .prefetch_limit = prefetch_limit, .fma_lanes = fma_lanes};
+    /// The fused kernels' part of the plan, for a batch of input_bytes of Q, K and V.
+    [[nodiscard]] FusedBlocking fused(std::size_t input_bytes) const {
+        return {.kc = kc,
+                .prefetch_limit = prefetch_limit,
+                .fma_lanes = fma_lanes,
+                .request_qk = inputs_in_cache != 0 && input_bytes > inputs_in_cache};
     }
 };
+
+/// Bytes of a batch's Q, K and V (K or V shared: once, not per sample).
+template <class VT>
+std::size_t input_bytes(const Dims& d, const BatchOf<VT>& x) {
+    const std::size_t k = x.k_stride != 0 ? x.B * x.k_stride : d.key_size;
+    const std::size_t v = x.v_stride != 0 ? x.B * x.v_stride : d.value_size1 * d.value_size2;
+    return sizeof(float) * (x.B * d.query_size + k) + sizeof(VT) * v;
+}
 
 /// Floats of both Linears once packed: out × (in + 1) each, ignoring the panel padding.
 inline std::size_t packed_weight_bytes(const Dims& d) {
@@ -79,7 +93,8 @@ inline ForwardPlan plan_forward(const Dims& d, const CacheSizes& c, std::size_t 
             .mc = mc,
             .prefetch_limit = c.l2 / 4,
             .pipelined = layered && v_fills_l2,
-            .fma_lanes = fma_lanes};
+            .fma_lanes = fma_lanes,
+            .inputs_in_cache = c.l3 / 2};
 }
 
 /// B samples too few for a group per thread, through large Linears: one block of them all,
@@ -89,12 +104,14 @@ inline ForwardPlan plan_by_features(std::size_t B) { return {.layered = true, .k
 
 /// "layered: MC 120, NC 320, KC 768" (", pipelined" where it is) or "fused: KC 768, V prefetch
 /// 512 KiB" (0: the kernels' own; " at 32 FMA lanes a cycle" where the pace is not the
-/// default).
+/// default; ", Q and K too past 16 MiB of inputs" where the plan says from which batch on).
 inline std::string to_string(const ForwardPlan& p) {
     if (!p.layered)
         return "fused: KC " + std::to_string(p.kc) + ", V prefetch " + std::to_string(p.prefetch_limit / 1024) +
                " KiB" +
-               (p.fma_lanes != default_fma_lanes ? " at " + std::to_string(p.fma_lanes) + " FMA lanes a cycle" : "");
+               (p.fma_lanes != default_fma_lanes ? " at " + std::to_string(p.fma_lanes) + " FMA lanes a cycle" : "") +
+               (p.inputs_in_cache != 0 ? ", Q and K too past " + std::to_string(p.inputs_in_cache >> 20) + " MiB of inputs"
+                                       : "");
     return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc) +
            (p.pipelined ? ", pipelined" : "");
 }

@@ -99,21 +99,33 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     CHECK(detail::to_string(t3) == "layered: MC 42, NC 96, KC 640");
     // The fused kernels' blocking comes from the same caches: KC as the layered path's, the next
     // group's V requested only while it fits in a quarter of L2.
-    const detail::FusedBlocking fz = plan_forward(detail::shape_T, zen4, 8, 32).fused();
+    const detail::FusedBlocking fz = plan_forward(detail::shape_T, zen4, 8, 32).fused(0);
     CHECK(fz.kc == 512); // the kernels' constant, which assumes this L1d
     CHECK(fz.prefetch_limit == 256 * 1024);
     const detail::ForwardPlan te = plan_forward(detail::shape_T, emerald_rapids, 8, 32);
-    CHECK(te.fused().kc == 768);
-    CHECK(te.fused().prefetch_limit == 512 * 1024);
-    CHECK(detail::to_string(te) == "fused: KC 768, V prefetch 512 KiB");
-    CHECK(te.fused().fma_lanes == 16);
+    CHECK(te.fused(0).kc == 768);
+    CHECK(te.fused(0).prefetch_limit == 512 * 1024);
+    CHECK(detail::to_string(te) == "fused: KC 768, V prefetch 512 KiB, Q and K too past 130 MiB of inputs");
+    CHECK(te.fused(0).fma_lanes == 16);
     // Two 512-bit FMA pipes (src/dispatch.hpp): the requests paced for twice the FMAs a cycle.
     const detail::ForwardPlan tw = plan_forward(detail::shape_T, emerald_rapids, 8, 32, 32);
-    CHECK(tw.fused().fma_lanes == 32);
-    CHECK(detail::to_string(tw) == "fused: KC 768, V prefetch 512 KiB at 32 FMA lanes a cycle");
-    CHECK(plan_forward(detail::shape_T, emerald_rapids, 6, 16).fused().kc == 1024);
+    CHECK(tw.fused(0).fma_lanes == 32);
+    CHECK(detail::to_string(tw) ==
+          "fused: KC 768, V prefetch 512 KiB at 32 FMA lanes a cycle, Q and K too past 130 MiB of inputs");
+    CHECK(plan_forward(detail::shape_T, emerald_rapids, 6, 16).fused(0).kc == 1024);
+    // A batch whose inputs exceed half of L3 comes from memory: its Q and K are requested too.
+    const std::size_t t_sample = 4 * (256 + 256 + 10 * 256); // T's Q, K and V
+    CHECK_FALSE(fz.request_qk);
+    const detail::Batch own{4, nullptr, nullptr, nullptr, 256, 10 * 256, nullptr, nullptr},
+        shared{4, nullptr, nullptr, nullptr, 0, 0, nullptr, nullptr};
+    CHECK(detail::input_bytes(detail::shape_T, own) == 4 * t_sample);
+    CHECK(detail::input_bytes(detail::shape_T, shared) == 4 * (4 * 256 + 256 + 10 * 256));
+    CHECK_FALSE(plan_forward(detail::shape_T, zen4, 8, 32).fused(1024 * t_sample).request_qk);
+    CHECK(plan_forward(detail::shape_T, zen4, 8, 32).fused(16384 * t_sample).request_qk);
+    CHECK_FALSE(te.fused(8192 * t_sample).request_qk);
+    CHECK(te.fused(16384 * t_sample).request_qk);
     // X below one group per thread runs fused with the layered plan's KC.
-    CHECK(e.fused().kc == 768);
+    CHECK(e.fused(0).kc == 768);
     // Tiny or unknown-looking caches never give empty blocks.
     const detail::ForwardPlan tiny = plan_forward(detail::shape_S, {.l1d = 1024, .l2 = 4096, .l3 = 0}, 8, 32);
     CHECK(tiny.layered);
@@ -122,8 +134,9 @@ TEST_CASE("plan: blocking and path from made-up caches", "[plan]") {
     CHECK(tiny.mc == 8);
     CHECK(tiny.prefetch_limit == 1024);
     // The feature split keeps the kernels' own blocking.
-    CHECK(detail::plan_by_features(3).fused().kc == 0);
-    CHECK(detail::plan_by_features(3).fused().prefetch_limit == 0);
+    CHECK(detail::plan_by_features(3).fused(0).kc == 0);
+    CHECK(detail::plan_by_features(3).fused(0).prefetch_limit == 0);
+    CHECK_FALSE(detail::plan_by_features(3).fused(std::size_t(-1)).request_qk);
 }
 
 TEST_CASE("layered: threads take whole blocks when the plan has one for each, evened out", "[plan]") {
@@ -183,7 +196,7 @@ namespace {
 /// Table t's layered driver gives its fused path's bits at odd sizes (partial panels, KC slices
 /// inside q and inside k or d) for B samples, with made-up blockings and the feature split's
 /// plan, on 1 to 3 threads, pipelined or not; so does the fused path with made-up KCs, with and
-/// without the next group's V requested ahead.
+/// without the next group's V (and Q and K) requested ahead.
 void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<std::size_t> batches) {
     const Dims d{13, 40, 71, 21, 35};
     const Parameters p = Parameters::random(d, 31);
@@ -203,8 +216,10 @@ void check_layered_is_fused(const detail::KernelTable& t, std::initializer_list<
             for (const detail::FusedBlocking fb :
                  {detail::FusedBlocking{.kc = 16, .prefetch_limit = 1},
                   detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30},
-                  detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30, .fma_lanes = 32}}) {
-                CAPTURE(B, shared, fb.kc, fb.prefetch_limit, fb.fma_lanes);
+                  detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30, .fma_lanes = 32},
+                  detail::FusedBlocking{.kc = 50, .prefetch_limit = 1 << 30, .request_qk = true},
+                  detail::FusedBlocking{.kc = 16, .prefetch_limit = 1, .request_qk = true}}) {
+                CAPTURE(B, shared, fb.kc, fb.prefetch_limit, fb.fma_lanes, fb.request_qk);
                 std::vector<float> o(out.size()), a(weights.size());
                 t.forward(d, w.layout, w.weights.data(), batch(o, a), {0, B}, fb, scratch.data());
                 CHECK(same_bits(o, out));

@@ -81,17 +81,32 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
     const std::size_t begin = samples.begin, end = samples.end;
     const std::size_t kc = blocking.kc > 0 ? blocking.kc : B::KC;
     // Each full group requests the next group's V a few lines per step of its Linears, so that
-    // it streams in while they compute (what it bought: docs/tuning.md). Only
-    // V per sample, and at most the prefetch limit (a quarter of L2) of it.
+    // it streams in while they compute (what it bought: docs/tuning.md): V per sample, at most
+    // the prefetch limit (a quarter of L2) of it. A batch from memory has the next group's Q and
+    // K rows requested first (the plan's request_qk): from L3 the hardware prefetch brings
+    // them in time, from memory it did not.
     const std::size_t v_bytes = x.v_stride * sizeof(VT);
+    const std::size_t qk_bytes = blocking.request_qk ? (dims.query_size + x.k_stride) * sizeof(float) : 0;
     const std::size_t limit = blocking.prefetch_limit > 0 ? blocking.prefetch_limit : B::prefetch_limit;
     const bool prefetch_v = v_bytes != 0 && G * v_bytes <= limit;
+    const bool prefetch = prefetch_v || (qk_bytes != 0 && G * qk_bytes <= limit);
     const std::size_t lines = B::prefetch_lines(blocking.fma_lanes);
     auto group = [&]<std::size_t M>(std::size_t g, std::integral_constant<std::size_t, M>) {
         if constexpr (M >= MR)
-            if (prefetch_v && g + M < end) {
-                const char* next = reinterpret_cast<const char*>(x.V + (g + M) * x.v_stride);
-                PrefetchStream pf{next, next + (end - g - M < G ? end - g - M : G) * v_bytes, lines};
+            if (prefetch && g + M < end) {
+                const std::size_t next = g + M, n = end - next < G ? end - next : G;
+                PrefetchStream::Bytes ranges[3];
+                std::size_t count = 0;
+                const auto add = [&](const auto* p, std::size_t bytes) {
+                    const char* b = reinterpret_cast<const char*>(p);
+                    if (bytes != 0) ranges[count++] = {b, b + bytes};
+                };
+                if (qk_bytes != 0) {
+                    add(x.Q + next * dims.query_size, n * dims.query_size * sizeof(float));
+                    add(x.K + next * x.k_stride, n * x.k_stride * sizeof(float));
+                }
+                if (prefetch_v) add(x.V + next * x.v_stride, n * v_bytes);
+                PrefetchStream pf(ranges, ranges + count, lines);
                 GroupSteps<Arch, Lin, M, PrefetchStream> steps{layout, packed, pf, kc};
                 return compose(steps, dims, x, {g, g + M}, scratch);
             }

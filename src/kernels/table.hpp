@@ -93,6 +93,9 @@ struct FusedBlocking {
     /// Float lanes of FMA the core retires per cycle, which paces the V requests
     /// (Blocking::prefetch_lines).
     std::size_t fma_lanes = default_fma_lanes;
+    /// The batch's inputs come from memory: the requests take the next group's Q and K rows
+    /// as well, before its V (docs/tuning.md).
+    bool request_qk = false;
 };
 
 /// The operands of a weighted sum a[r, j] = sum_l w[r, l] V_r[l, j]: `rows` rows of weights
