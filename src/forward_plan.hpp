@@ -110,8 +110,9 @@ inline std::string to_string(const ForwardPlan& p) {
         return "fused: KC " + std::to_string(p.kc) + ", V prefetch " + std::to_string(p.prefetch_limit / 1024) +
                " KiB" +
                (p.fma_lanes != default_fma_lanes ? " at " + std::to_string(p.fma_lanes) + " FMA lanes a cycle" : "") +
-               (p.inputs_in_cache != 0 ? ", Q and K too past " + std::to_string(p.inputs_in_cache >> 20) + " MiB of inputs"
-                                       : "");
+               (p.inputs_in_cache != 0
+                    ? ", Q and K too past " + std::to_string(p.inputs_in_cache >> 20) + " MiB of inputs"
+                    : "");
     return "layered: MC " + std::to_string(p.mc) + ", NC " + std::to_string(p.nc) + ", KC " + std::to_string(p.kc) +
            (p.pipelined ? ", pipelined" : "");
 }

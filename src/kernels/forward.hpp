@@ -95,7 +95,7 @@ void forward(const Dims& dims, const PackedLayout& layout, const float* packed, 
         if constexpr (M >= MR)
             if (prefetch && g + M < end) {
                 const std::size_t next = g + M, n = end - next < G ? end - next : G;
-                PrefetchStream::Bytes ranges[3];
+                PrefetchStream::Bytes ranges[3]; // Q, K, V
                 std::size_t count = 0;
                 const auto add = [&](const auto* p, std::size_t bytes) {
                     const char* b = reinterpret_cast<const char*>(p);

@@ -25,7 +25,7 @@ struct PrefetchStream {
     /// The next line of the range being requested, and that range's end.
     const char* next = nullptr;
     const char* end = nullptr;
-    /// The ranges after it, in order, held by the caller (the next group's K and V after its Q).
+    /// The ranges not yet begun, in order, held by the caller (the next group's Q, K and V).
     const Bytes* rest = nullptr;
     const Bytes* rest_end = nullptr;
     /// Lines per step of a full register tile (Blocking::prefetch_lines for this CPU's FMA rate).
