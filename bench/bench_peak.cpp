@@ -5,11 +5,14 @@
 // (half of it, split over the threads; l3_<N>MiB: smaller buffers beyond L2) or in memory (at
 // least 1 GiB and 4 × L3), the sizes from the caches the library detects.
 // tools/bench-report derives each forward's machine bound from them. peak/bf16/<probe>/<threads>
-// compares the native bf16 dot product with converting bf16 to float on load (docs/tuning.md).
+// compares the native bf16 dot product with converting bf16 to float on load (docs/tuning.md);
+// peak/fork_join/<threads> what a parallel step costs beyond its work.
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -436,6 +439,45 @@ void peak_read(benchmark::State& state, ReadKernel kernel, std::size_t n, int th
     state.SetLabel(kernel.isa);
 }
 
+// A dependent chain of integer steps (a multiply and an add each): work that takes the same time
+// on any thread and that the compiler cannot shorten.
+std::uint64_t chain(std::uint64_t x, int steps) {
+    for (int i = 0; i < steps; ++i) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        benchmark::DoNotOptimize(x);
+    }
+    return x;
+}
+
+constexpr int chain_steps = 1024; // about a microsecond: a task of a small batch's size
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// What a parallel step costs beyond its work: each iteration runs a tbb::parallel_for of one
+// chain per thread (the library's own partitioner), in an arena of `threads`, as a forward on
+// that many threads does. overhead_us = the time per call minus one chain's time on the calling
+// thread alone: the spawn, the other threads taking their tasks, and the join.
+void peak_fork_join(benchmark::State& state, int threads) {
+    tbb::task_arena arena(threads);
+    arena.execute([&] {
+        constexpr int alone_runs = 2000;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < alone_runs; ++i) benchmark::DoNotOptimize(chain(std::uint64_t(i), chain_steps));
+        const double alone = seconds_since(t0) / alone_runs;
+        const auto t1 = std::chrono::steady_clock::now();
+        for (auto _ : state)
+            tbb::parallel_for(tbb::blocked_range<int>(0, threads), [](const tbb::blocked_range<int>& r) {
+                for (int i = r.begin(); i < r.end(); ++i)
+                    benchmark::DoNotOptimize(chain(std::uint64_t(i), chain_steps));
+            });
+        const double per_call = seconds_since(t1) / double(state.iterations());
+        state.counters["overhead_us"] = (per_call - alone) * 1e6;
+        state.counters["work_us"] = alone * 1e6;
+    });
+}
+
 } // namespace
 
 void register_peak() {
@@ -450,6 +492,10 @@ void register_peak() {
     for (const FmaKernel& k : bf16_kernels())
         for (int t : thread_counts())
             benchmark::RegisterBenchmark(join({"peak/bf16", k.isa, std::to_string(t)}).c_str(), peak_fma, k, t)
+                ->UseRealTime();
+    for (int t : thread_counts())
+        if (t > 1)
+            benchmark::RegisterBenchmark(join({"peak/fork_join", std::to_string(t)}).c_str(), peak_fork_join, t)
                 ->UseRealTime();
     const ReadKernel read = read_kernel();
     for (int t : thread_counts())

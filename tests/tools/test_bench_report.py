@@ -102,7 +102,8 @@ class Bounds(unittest.TestCase):
         results_json(self.json, {("avx512", "S", 64, 1): 10e-6, ("avx512", "S", 1024, 1): 300e-6,
                                  ("avx512", "X", 64, 1): 20e-3, ("avx512", "X", 64, 2): 10e-3,
                                  ("eigen", "X", 64, 1): 30e-3, ("onednn", "X", 64, 1): 40e-3,
-                                 ("eigen", "X", 64, 2): 11e-3})
+                                 ("eigen", "X", 64, 2): 11e-3},
+                     rows=[("peak/fork_join/2", 3e-6, {"overhead_us": 1.25})])
         context, meta, results = br.load(self.json)
         args = types.SimpleNamespace(name="cpu", json_path=self.json, cpu_time=False)
         self.report = br.Report(context, meta, results, args)
@@ -126,6 +127,11 @@ class Bounds(unittest.TestCase):
         self.assertAlmostEqual(x64.by_level["L3"], 12591104 + 64 * 2101248)
         self.assertEqual(x64.kind, "L3")
         self.assertAlmostEqual(x64.levels["L3"], (12591104 + 64 * 2101248) / 20e9)  # beyond 16 MiB
+
+    def test_fork_and_join_beside_the_limits(self):
+        # A parallel step's cost beyond its work, for the threads measured: none for one thread.
+        self.assertIn("| Fork and join of a parallel step, beyond its work (µs) | — | 1.25 |",
+                      "\n".join(self.report.limits()))
 
     def test_fused_passes_stream_the_weights_again(self):
         plan = br.plan_of("fused")
