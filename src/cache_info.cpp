@@ -2,8 +2,34 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <string>
+#include <system_error>
+
 namespace myattn::detail {
 namespace {
+
+std::string first_line(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+// The kernel writes sizes as "48K"; a bare number is bytes. 0 where the text is not a size.
+std::size_t parse_size(const std::string& s) {
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc{} || n == 0) return 0;
+    const std::string unit(end, s.data() + s.size());
+    if (unit.empty()) return n;
+    if (unit == "K") return n << 10;
+    if (unit == "M") return n << 20;
+    if (unit == "G") return n << 30;
+    return 0;
+}
 
 // glibc answers from CPUID on x86 and from the kernel elsewhere; 0 or -1 mean "unknown".
 std::size_t sysconf_or(int name, std::size_t fallback) {
@@ -11,7 +37,7 @@ std::size_t sysconf_or(int name, std::size_t fallback) {
     return v > 0 ? static_cast<std::size_t>(v) : fallback;
 }
 
-CacheSizes detect() {
+CacheSizes from_sysconf() {
     CacheSizes c;
 #if defined(_SC_LEVEL1_DCACHE_SIZE)
     c.l1d = sysconf_or(_SC_LEVEL1_DCACHE_SIZE, c.l1d);
@@ -27,8 +53,33 @@ CacheSizes detect() {
 
 } // namespace
 
+std::optional<CacheSizes> caches_listed_in(const std::filesystem::path& cache_dir) {
+    CacheSizes c;
+    bool listed[3] = {false, false, false};
+    std::error_code ec;
+    for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator(cache_dir, ec)) {
+        if (e.path().filename().string().rfind("index", 0) != 0) continue;
+        const std::string level = first_line(e.path() / "level"), type = first_line(e.path() / "type");
+        const std::size_t size = parse_size(first_line(e.path() / "size"));
+        if (size == 0 || (type != "Data" && type != "Unified")) continue;
+        std::size_t* field = level == "1" ? &c.l1d : level == "2" ? &c.l2 : level == "3" ? &c.l3 : nullptr;
+        if (field == nullptr) continue;
+        const std::size_t i = std::size_t(level[0] - '1');
+        *field = listed[i] ? std::max(*field, size) : size;
+        listed[i] = true;
+    }
+    if (!listed[0] && !listed[1] && !listed[2]) return std::nullopt;
+    return c;
+}
+
+// The kernel's list comes first: sysconf on x86 reads CPUID leaves that a virtual machine may
+// pass through from its host, and guests have reported there the L3 of a whole host package
+// (hundreds of MiB) where the kernel lists the slice their cores share, or no L3 at all.
 const CacheSizes& cache_sizes() {
-    static const CacheSizes sizes = detect();
+    static const CacheSizes sizes = [] {
+        const std::optional<CacheSizes> listed = caches_listed_in("/sys/devices/system/cpu/cpu0/cache");
+        return listed ? *listed : from_sysconf();
+    }();
     return sizes;
 }
 
