@@ -2,6 +2,7 @@
 // flags wrong (docs/platforms.md) and never checks that the OS saves the YMM/ZMM state (XGETBV).
 #include <string>
 
+#include "amd_fp_width.hpp"
 #include "myattn/isa.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -42,6 +43,11 @@ CpuFeatures detect() {
     CpuFeatures f;
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return f;
+    // The display family and model: the extended fields count where the base ones are 0xF (and 6).
+    const unsigned base_family = (eax >> 8) & 0xF, base_model = (eax >> 4) & 0xF;
+    const unsigned family = base_family == 0xF ? base_family + ((eax >> 20) & 0xFF) : base_family;
+    const unsigned model =
+        base_family == 0xF || base_family == 6 ? base_model + (((eax >> 16) & 0xF) << 4) : base_model;
     const bool fma = bit(ecx, 12), osxsave = bit(ecx, 27), avx = bit(ecx, 28);
     if (!osxsave || !avx) return f;
     const unsigned long long xcr0 = xgetbv0();
@@ -70,10 +76,13 @@ CpuFeatures detect() {
         f.avx_vnni = bit(eax, 4);
         f.avx512_bf16 = zmm_saved && bit(eax, 5);
     }
-    // AMD's performance-optimization leaf says how wide the FP datapath is: bit 2 (FP256) on Zen 4,
-    // which splits each 512-bit operation in two halves; bit 3 on Zen 5 cores with full-width units.
-    // Intel CPUs have no such leaf: __get_cpuid checks the maximum extended leaf and fails.
-    if (f.avx512f && __get_cpuid(0x8000001A, &eax, &ebx, &ecx, &edx)) f.fp512 = bit(eax, 3);
+    // AMD's performance-optimization leaf says how wide the FP datapath is, or the model does
+    // (src/amd_fp_width.hpp). Intel CPUs have no such leaf: __get_cpuid checks the maximum
+    // extended leaf and fails, and their families are not AMD's.
+    if (f.avx512f) {
+        const unsigned leaf_1a_eax = __get_cpuid(0x8000001A, &eax, &ebx, &ecx, &edx) ? eax : 0;
+        f.fp512 = detail::amd_fp512(leaf_1a_eax, family, model);
+    }
     return f;
 }
 #elif defined(__aarch64__)

@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "amd_fp_width.hpp"
 #include "dispatch.hpp"
 #include "myattn/myattn.hpp"
 
@@ -80,6 +81,25 @@ TEST_CASE("dispatch: the FMA rate that paces the V requests comes from the featu
     CHECK(detail::fma_lanes_per_cycle(zen4(), Isa::avx512) == 16);
     CHECK(detail::fma_lanes_per_cycle(haswell(), Isa::avx2) == 16);
     CHECK(detail::fma_lanes_per_cycle(CpuFeatures{}, Isa::scalar) == 16);
+}
+
+TEST_CASE("dispatch: AMD's 512-bit datapath, from the CPUID leaf or, where its width bits are clear, the model",
+          "[dispatch]") {
+    constexpr unsigned movu = 1u << 1, fp256 = 1u << 2, fp512 = 1u << 3;
+    // The leaf as the CPUs report it: Zen 5 EPYC (family 0x1A model 2), Zen 4 (0x19, 0x11).
+    CHECK(detail::amd_fp512(movu | fp512, 0x1A, 0x02));
+    CHECK_FALSE(detail::amd_fp512(movu | fp256, 0x19, 0x11));
+    // The leaf's bits win over the model: a Zen 5 part that reports FP256 splits its operations.
+    CHECK_FALSE(detail::amd_fp512(movu | fp256, 0x1A, 0x02));
+    // Width bits cleared by a hypervisor, or no leaf at all: the model answers.
+    for (unsigned eax : {movu, 0u}) {
+        CHECK(detail::amd_fp512(eax, 0x1A, 0x02));       // EPYC 9005 (Zen 5)
+        CHECK(detail::amd_fp512(eax, 0x1A, 0x11));       // EPYC 9005 (Zen 5c)
+        CHECK(detail::amd_fp512(eax, 0x1A, 0x44));       // Ryzen 9000 desktop
+        CHECK_FALSE(detail::amd_fp512(eax, 0x1A, 0x24)); // Ryzen AI 300 mobile: 256-bit units
+        CHECK_FALSE(detail::amd_fp512(eax, 0x19, 0x11)); // Zen 4
+        CHECK_FALSE(detail::amd_fp512(eax, 0x06, 0xCF)); // Intel (Emerald Rapids)
+    }
 }
 
 TEST_CASE("dispatch: MYATTN_ISA forces exactly, or fails", "[dispatch]") {
