@@ -56,11 +56,12 @@ CacheSizes from_sysconf() {
 std::optional<CacheSizes> caches_listed_in(const std::filesystem::path& cache_dir) {
     CacheSizes c;
     bool listed[3] = {false, false, false};
-    std::error_code ec;
-    for (const std::filesystem::directory_entry& e : std::filesystem::directory_iterator(cache_dir, ec)) {
-        if (e.path().filename().string().rfind("index", 0) != 0) continue;
-        const std::string level = first_line(e.path() / "level"), type = first_line(e.path() / "type");
-        const std::size_t size = parse_size(first_line(e.path() / "size"));
+    std::error_code ec; // an unreadable directory ends the list rather than throwing
+    for (std::filesystem::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::filesystem::path& p = it->path();
+        if (p.filename().string().rfind("index", 0) != 0) continue;
+        const std::string level = first_line(p / "level"), type = first_line(p / "type");
+        const std::size_t size = parse_size(first_line(p / "size"));
         if (size == 0 || (type != "Data" && type != "Unified")) continue;
         std::size_t* field = level == "1" ? &c.l1d : level == "2" ? &c.l2 : level == "3" ? &c.l3 : nullptr;
         if (field == nullptr) continue;
