@@ -55,6 +55,7 @@ CacheSizes from_sysconf() {
 
 std::optional<CacheSizes> caches_listed_in(const std::filesystem::path& cache_dir) {
     CacheSizes c;
+    std::size_t* const by_level[] = {&c.l1d, &c.l2, &c.l3};
     bool listed[3] = {false, false, false};
     std::error_code ec; // an unreadable directory ends the list rather than throwing
     for (std::filesystem::directory_iterator it(cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -63,10 +64,9 @@ std::optional<CacheSizes> caches_listed_in(const std::filesystem::path& cache_di
         const std::string level = first_line(p / "level"), type = first_line(p / "type");
         const std::size_t size = parse_size(first_line(p / "size"));
         if (size == 0 || (type != "Data" && type != "Unified")) continue;
-        std::size_t* field = level == "1" ? &c.l1d : level == "2" ? &c.l2 : level == "3" ? &c.l3 : nullptr;
-        if (field == nullptr) continue;
+        if (level.size() != 1 || level[0] < '1' || level[0] > '3') continue;
         const std::size_t i = std::size_t(level[0] - '1');
-        *field = listed[i] ? std::max(*field, size) : size;
+        *by_level[i] = listed[i] ? std::max(*by_level[i], size) : size;
         listed[i] = true;
     }
     if (!listed[0] && !listed[1] && !listed[2]) return std::nullopt;
